@@ -1,0 +1,332 @@
+// Highway kernels of the packed layouts (DESIGN.md section 2): padded groups
+// of 16 <-> one byte per element (codes or tcgen05.cp containers), dense4 and
+// dense6 <-> codes. Inputs are pre-validated; nothing allocates. Included once
+// per target by src/simd/pack.cc.
+
+// Per-target include guard (Highway convention).
+#if defined(MXPACK_SRC_SIMD_PACK_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef MXPACK_SRC_SIMD_PACK_INL_H_
+#undef MXPACK_SRC_SIMD_PACK_INL_H_
+#else
+#define MXPACK_SRC_SIMD_PACK_INL_H_
+#endif
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace mxpack {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Vector-level codecs. kShift is where the code sits in its output byte: 0
+// for plain codes, 2 for 4-bit containers (00xxxx00), 0/1 for 6-bit low6 /
+// mid6 containers. Every op stays within 128-bit blocks, so one 16-byte
+// padded group maps to one block on every target.
+class PaddedCodec {
+ public:
+  using D = hn::ScalableTag<uint8_t>;
+  using V = hn::Vec<D>;
+
+  // 16 bytes b4x16_p64 per block -> 16 bytes (one per element).
+  template <int kShift>
+  static HWY_INLINE V Expand4(D d, V v) {
+    // Duplicate byte k into bytes 2k and 2k+1 (bytes 8..15 = padding unused).
+    alignas(16) static constexpr uint8_t kDup[16] = {0, 0, 1, 1, 2, 2, 3, 3,
+                                                     4, 4, 5, 5, 6, 6, 7, 7};
+    const hn::Repartition<uint16_t, D> d16;
+    const auto w = hn::BitCast(d16, hn::TableLookupBytes(v, hn::LoadDup128(d, kDup)));
+    // u16 lane = b:b. Low byte keeps the low nibble, high byte the high one:
+    //   15..12 11..8 7..4 3..0  ->  high nibble to [8+kShift+3 : 8+kShift],
+    //   low nibble to [kShift+3 : kShift].
+    const auto lo = hn::And(hn::ShiftLeft<kShift>(w),
+                            hn::Set(d16, static_cast<uint16_t>(0x000F << kShift)));
+    const auto hi = hn::And(hn::ShiftRight<4 - kShift>(w),
+                            hn::Set(d16, static_cast<uint16_t>(0x0F00 << kShift)));
+    return hn::BitCast(d, hn::Or(lo, hi));
+  }
+
+  // 16 bytes b6x16_p32 per block -> 16 bytes (one per element).
+  template <int kShift>
+  static HWY_INLINE V Expand6(D d, V v) {
+    // u32 lane g = 24-bit word of group g (bytes 3g..3g+2; byte 3 unused).
+    alignas(16) static constexpr uint8_t kGroups[16] = {0, 1, 2,  2,  3,  4,  5,  5,
+                                                        6, 7, 8,  8,  9, 10, 11, 11};
+    const hn::Repartition<uint32_t, D> d32;
+    const auto w = hn::BitCast(d32, hn::TableLookupBytes(v, hn::LoadDup128(d, kGroups)));
+    // word: [23:18]=c3 [17:12]=c2 [11:6]=c1 [5:0]=c0; c_j goes to byte j.
+    const auto m = hn::Set(d32, 0x3Fu << kShift);
+    auto r = hn::And(hn::ShiftLeft<kShift>(w), m);
+    r = hn::OrAnd(r, hn::ShiftLeft<2 + kShift>(w), hn::ShiftLeft<8>(m));
+    r = hn::OrAnd(r, hn::ShiftLeft<4 + kShift>(w), hn::ShiftLeft<16>(m));
+    r = hn::OrAnd(r, hn::ShiftLeft<6 + kShift>(w), hn::ShiftLeft<24>(m));
+    return hn::BitCast(d, r);
+  }
+
+  // 16 bytes (one per element) per block -> b4x16_p64 with zero padding.
+  template <int kShift>
+  static HWY_INLINE V Compact4(D d, V v) {
+    const hn::Repartition<uint16_t, D> d16;
+    const auto w = hn::BitCast(d16, v);  // c[2k] low byte, c[2k+1] high byte
+    const auto b = hn::OrAnd(
+        hn::And(hn::ShiftRight<kShift>(w), hn::Set(d16, uint16_t{0x000F})),
+        hn::ShiftRight<4 + kShift>(w), hn::Set(d16, uint16_t{0x00F0}));
+    // Gather the low byte of each u16 into bytes 0..7; 0x80 zeroes 8..15.
+    alignas(16) static constexpr uint8_t kEven[16] = {
+        0, 2, 4, 6, 8, 10, 12, 14, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
+    return hn::TableLookupBytesOr0(hn::BitCast(d, b), hn::LoadDup128(d, kEven));
+  }
+
+  // 16 bytes (one per element) per block -> b6x16_p32 with zero padding.
+  template <int kShift>
+  static HWY_INLINE V Compact6(D d, V v) {
+    const hn::Repartition<uint32_t, D> d32;
+    const auto x = hn::BitCast(d32, v);  // bytes c0 c1 c2 c3
+    // c_j at [8j+kShift+5 : 8j+kShift] -> [6j+5 : 6j].
+    auto w = hn::And(hn::ShiftRight<kShift>(x), hn::Set(d32, 0x3Fu));
+    w = hn::OrAnd(w, hn::ShiftRight<2 + kShift>(x), hn::Set(d32, 0xFC0u));
+    w = hn::OrAnd(w, hn::ShiftRight<4 + kShift>(x), hn::Set(d32, 0x3F000u));
+    w = hn::OrAnd(w, hn::ShiftRight<6 + kShift>(x), hn::Set(d32, 0xFC0000u));
+    alignas(16) static constexpr uint8_t kPackWords[16] = {
+        0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, 0x80, 0x80, 0x80, 0x80};
+    return hn::TableLookupBytesOr0(hn::BitCast(d, w), hn::LoadDup128(d, kPackWords));
+  }
+};
+
+// Runs `step(in, out)` on whole vectors of `groups` 16-byte groups, then one
+// partial step through zero-padded aligned buffers (tail rule).
+template <class Step>
+HWY_INLINE void ForEachPaddedVector(const uint8_t* HWY_RESTRICT in,
+                                    uint8_t* HWY_RESTRICT out, size_t groups,
+                                    const Step& step) {
+  const hn::ScalableTag<uint8_t> d;
+  const size_t N = hn::Lanes(d);
+  const size_t bytes = groups * 16;
+  size_t i = 0;
+  // Two vectors per iteration give the loads more to overlap with.
+  for (; i + 2 * N <= bytes; i += 2 * N) {
+    const auto a = hn::LoadU(d, in + i);
+    const auto b = hn::LoadU(d, in + i + N);
+    hn::StoreU(step(d, a), d, out + i);
+    hn::StoreU(step(d, b), d, out + i + N);
+  }
+  for (; i + N <= bytes; i += N) {
+    hn::StoreU(step(d, hn::LoadU(d, in + i)), d, out + i);
+  }
+  if (i == bytes) return;
+  HWY_ALIGN uint8_t buf[hn::MaxLanes(d)] = {};
+  std::memcpy(buf, in + i, bytes - i);
+  hn::Store(step(d, hn::Load(d, buf)), d, buf);
+  std::memcpy(out + i, buf, bytes - i);
+}
+
+template <int kShift>
+void Expand4Impl(const uint8_t* in, uint8_t* out, size_t groups) {
+  ForEachPaddedVector(in, out, groups, [](auto d, auto v) {
+    return PaddedCodec::Expand4<kShift>(d, v);
+  });
+}
+template <int kShift>
+void Expand6Impl(const uint8_t* in, uint8_t* out, size_t groups) {
+  ForEachPaddedVector(in, out, groups, [](auto d, auto v) {
+    return PaddedCodec::Expand6<kShift>(d, v);
+  });
+}
+template <int kShift>
+void Compact4Impl(const uint8_t* in, uint8_t* out, size_t groups) {
+  ForEachPaddedVector(in, out, groups, [](auto d, auto v) {
+    return PaddedCodec::Compact4<kShift>(d, v);
+  });
+}
+template <int kShift>
+void Compact6Impl(const uint8_t* in, uint8_t* out, size_t groups) {
+  ForEachPaddedVector(in, out, groups, [](auto d, auto v) {
+    return PaddedCodec::Compact6<kShift>(d, v);
+  });
+}
+
+// Padded groups -> one byte per element. bits: 4 or 6; shift as in
+// PaddedCodec (0 = codes).
+void ExpandPadded(int bits, int shift, const uint8_t* HWY_RESTRICT in,
+                  uint8_t* HWY_RESTRICT out, size_t groups) {
+  if (bits == 4) {
+    shift == 2 ? Expand4Impl<2>(in, out, groups) : Expand4Impl<0>(in, out, groups);
+  } else {
+    shift == 1 ? Expand6Impl<1>(in, out, groups) : Expand6Impl<0>(in, out, groups);
+  }
+}
+
+// One byte per element -> padded groups (zero padding).
+void CompactPadded(int bits, int shift, const uint8_t* HWY_RESTRICT in,
+                   uint8_t* HWY_RESTRICT out, size_t groups) {
+  if (bits == 4) {
+    shift == 2 ? Compact4Impl<2>(in, out, groups) : Compact4Impl<0>(in, out, groups);
+  } else {
+    shift == 1 ? Compact6Impl<1>(in, out, groups) : Compact6Impl<0>(in, out, groups);
+  }
+}
+
+// dense4 (n codes in (n+1)/2 bytes) -> n codes.
+void UnpackDense4(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                  size_t n) {
+  const hn::ScalableTag<uint16_t> d16;
+  const hn::Rebind<uint8_t, decltype(d16)> dh;  // N/2 bytes
+  const hn::Repartition<uint8_t, decltype(d16)> d8;
+  const size_t N = hn::Lanes(d8);
+  const auto step = [&](const uint8_t* src, uint8_t* dst) {
+    // u16 lane k = packed byte k (zero-extended): low nibble stays in the low
+    // byte, high nibble moves to bits [11:8] (= high byte).
+    const auto x = hn::PromoteTo(d16, hn::LoadU(dh, src));
+    const auto r = hn::OrAnd(hn::And(x, hn::Set(d16, uint16_t{0x000F})),
+                             hn::ShiftLeft<4>(x), hn::Set(d16, uint16_t{0x0F00}));
+    hn::StoreU(hn::BitCast(d8, r), d8, dst);
+  };
+  size_t i = 0;
+  for (; i + N <= n; i += N) step(in + i / 2, out + i);
+  if (i == n) return;
+  HWY_ALIGN uint8_t src[hn::MaxLanes(d8)] = {};
+  HWY_ALIGN uint8_t dst[hn::MaxLanes(d8)];
+  std::memcpy(src, in + i / 2, (n - i + 1) / 2);
+  step(src, dst);
+  std::memcpy(out + i, dst, n - i);
+}
+
+// n codes (< 16) -> dense4 ((n+1)/2 bytes; an odd final high nibble is 0).
+void PackDense4(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                size_t n) {
+  const hn::ScalableTag<uint16_t> d16;
+  const hn::Rebind<uint8_t, decltype(d16)> dh;
+  const hn::Repartition<uint8_t, decltype(d16)> d8;
+  const size_t N = hn::Lanes(d8);
+  const auto step = [&](const uint8_t* src, uint8_t* dst) {
+    // u16 lane = c1:c0 with c < 16, so (x | x >> 4) & 0xFF = c1<<4 | c0.
+    const auto x = hn::BitCast(d16, hn::LoadU(d8, src));
+    const auto b = hn::And(hn::Or(x, hn::ShiftRight<4>(x)), hn::Set(d16, uint16_t{0xFF}));
+    hn::StoreU(hn::DemoteTo(dh, b), dh, dst);
+  };
+  size_t i = 0;
+  for (; i + N <= n; i += N) step(in + i, out + i / 2);
+  if (i == n) return;
+  HWY_ALIGN uint8_t src[hn::MaxLanes(d8)] = {};
+  HWY_ALIGN uint8_t dst[hn::MaxLanes(d8)];
+  std::memcpy(src, in + i, n - i);
+  step(src, dst);
+  std::memcpy(out + i / 2, dst, (n - i + 1) / 2);
+}
+
+// u32 lane indices moving block b's first 12 bytes to bytes 12b.. (pack) or
+// back (unpack) on vectors wider than 128 bits.
+alignas(64) static constexpr int32_t kDense6Spread[16] = {0, 1, 2,  2,  3,  4,  5,  5,
+                                                          6, 7, 8,  8,  9, 10, 11, 11};
+alignas(64) static constexpr int32_t kDense6Gather[16] = {0,  1,  2,  4,  5,  6,
+                                                          8,  9,  10, 12, 13, 14,
+                                                          15, 15, 15, 15};
+
+// dense6 (n codes in ceil(n/4)*3 bytes) -> n codes.
+void UnpackDense6(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                  size_t n) {
+  const hn::ScalableTag<uint8_t> d;
+  const hn::Repartition<uint32_t, decltype(d)> d32;
+  const size_t N = hn::Lanes(d);
+  const auto idx = hn::SetTableIndices(d32, kDense6Spread);
+  const auto step = [&](const uint8_t* src, uint8_t* dst) {
+    auto v = hn::LoadU(d, src);  // 3N/4 bytes used
+    if (N > 16) {
+      v = hn::BitCast(d, hn::TableLookupLanes(hn::BitCast(d32, v), idx));
+    }
+    hn::StoreU(PaddedCodec::Expand6<0>(d, v), d, dst);
+  };
+  const size_t in_bytes = (n + 3) / 4 * 3;
+  size_t i = 0;
+  // A step reads N bytes at 3i/4: stop while that is still inside `in`.
+  for (; i + N <= n && i / 4 * 3 + N <= in_bytes; i += N) step(in + i / 4 * 3, out + i);
+  HWY_ALIGN uint8_t src[hn::MaxLanes(d)];
+  HWY_ALIGN uint8_t dst[hn::MaxLanes(d)];
+  while (i < n) {  // at most two steps: the over-read guard and the tail
+    const size_t m = n - i < N ? n - i : N;
+    std::memset(src, 0, sizeof(src));
+    std::memcpy(src, in + i / 4 * 3, (m + 3) / 4 * 3);
+    step(src, dst);
+    std::memcpy(out + i, dst, m);
+    i += m;
+  }
+}
+
+// n codes (< 64) -> dense6 (ceil(n/4)*3 bytes; the final group zero-padded).
+void PackDense6(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                size_t n) {
+  const hn::ScalableTag<uint8_t> d;
+  const hn::Repartition<uint32_t, decltype(d)> d32;
+  const size_t N = hn::Lanes(d);
+  const auto idx = hn::SetTableIndices(d32, kDense6Gather);
+  const auto step = [&](const uint8_t* src, uint8_t* dst) {
+    auto v = PaddedCodec::Compact6<0>(d, hn::LoadU(d, src));
+    if (N > 16) {
+      v = hn::BitCast(d, hn::TableLookupLanes(hn::BitCast(d32, v), idx));
+    }
+    hn::StoreU(v, d, dst);  // 3N/4 bytes meaningful
+  };
+  const size_t out_bytes = (n + 3) / 4 * 3;
+  size_t i = 0;
+  for (; i + N <= n && i / 4 * 3 + N <= out_bytes; i += N) step(in + i, out + i / 4 * 3);
+  HWY_ALIGN uint8_t src[hn::MaxLanes(d)];
+  HWY_ALIGN uint8_t dst[hn::MaxLanes(d)];
+  while (i < n) {
+    const size_t m = n - i < N ? n - i : N;
+    std::memset(src, 0, sizeof(src));
+    std::memcpy(src, in + i, m);
+    step(src, dst);
+    std::memcpy(out + i / 4 * 3, dst, (m + 3) / 4 * 3);
+    i += m;
+  }
+}
+
+// Byte-wise container -> code: (x >> shift) (containers pre-validated).
+void ShiftBytesRight(int shift, const uint8_t* HWY_RESTRICT in,
+                     uint8_t* HWY_RESTRICT out, size_t n) {
+  const hn::ScalableTag<uint8_t> d;
+  const size_t N = hn::Lanes(d);
+  const auto step = [&](const uint8_t* src, uint8_t* dst) {
+    const auto v = hn::LoadU(d, src);
+    hn::StoreU(shift == 2 ? hn::ShiftRight<2>(v)
+                          : (shift == 1 ? hn::ShiftRight<1>(v) : v),
+               d, dst);
+  };
+  size_t i = 0;
+  for (; i + N <= n; i += N) step(in + i, out + i);
+  if (i == n) return;
+  HWY_ALIGN uint8_t src[hn::MaxLanes(d)] = {};
+  HWY_ALIGN uint8_t dst[hn::MaxLanes(d)];
+  std::memcpy(src, in + i, n - i);
+  step(src, dst);
+  std::memcpy(out + i, dst, n - i);
+}
+
+// True if some byte of p[0, n) has a bit outside `mask`.
+bool AnyOutside(const uint8_t* HWY_RESTRICT p, size_t n, uint8_t mask) {
+  const hn::ScalableTag<uint8_t> d;
+  const size_t N = hn::Lanes(d);
+  const auto bad = hn::Set(d, static_cast<uint8_t>(~mask));
+  auto acc = hn::Zero(d);
+  size_t i = 0;
+  for (; i + 2 * N <= n; i += 2 * N) {
+    acc = hn::OrAnd(acc, hn::LoadU(d, p + i), bad);
+    acc = hn::OrAnd(acc, hn::LoadU(d, p + i + N), bad);
+  }
+  for (; i + N <= n; i += N) acc = hn::OrAnd(acc, hn::LoadU(d, p + i), bad);
+  if (i < n) {
+    HWY_ALIGN uint8_t buf[hn::MaxLanes(d)] = {};
+    std::memcpy(buf, p + i, n - i);
+    acc = hn::OrAnd(acc, hn::Load(d, buf), bad);
+  }
+  return !hn::AllTrue(d, hn::Eq(acc, hn::Zero(d)));
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace mxpack
+HWY_AFTER_NAMESPACE();
+
+#endif  // MXPACK_SRC_SIMD_PACK_INL_H_

@@ -16,11 +16,54 @@
 #include <cstring>
 
 #include "hwy/highway.h"
+#include "mxpack/pack.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace mxpack {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET == HWY_SCALAR
+// HWY_SCALAR (one-lane vectors, compiled by HWY_COMPILE_ALL_ATTAINABLE but
+// never dispatched: EMU128 takes the fallback slot) cannot hold a 16-byte
+// group; it gets plain loops over the scalar reference helpers.
+inline Layout PaddedLayout(int bits) {
+  return bits == 4 ? Layout::kB4x16P64 : Layout::kB6x16P32;
+}
+inline void ExpandPadded(int bits, int shift, const uint8_t* in, uint8_t* out,
+                         size_t groups) {
+  for (size_t i = 0; i < groups * 16; ++i) {
+    out[i] = static_cast<uint8_t>(scalar::GetCode(PaddedLayout(bits), in, i) << shift);
+  }
+}
+inline void CompactPadded(int bits, int shift, const uint8_t* in, uint8_t* out,
+                          size_t groups) {
+  std::memset(out, 0, groups * 16);
+  for (size_t i = 0; i < groups * 16; ++i) {
+    scalar::SetCode(PaddedLayout(bits), out, i, static_cast<uint8_t>(in[i] >> shift));
+  }
+}
+inline void UnpackDense4(const uint8_t* in, uint8_t* out, size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = scalar::GetCode(Layout::kDense4, in, i);
+}
+inline void PackDense4(const uint8_t* in, uint8_t* out, size_t n) {
+  std::memset(out, 0, (n + 1) / 2);
+  for (size_t i = 0; i < n; ++i) scalar::SetCode(Layout::kDense4, out, i, in[i]);
+}
+inline void UnpackDense6(const uint8_t* in, uint8_t* out, size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = scalar::GetCode(Layout::kDense6, in, i);
+}
+inline void PackDense6(const uint8_t* in, uint8_t* out, size_t n) {
+  std::memset(out, 0, (n + 3) / 4 * 3);
+  for (size_t i = 0; i < n; ++i) scalar::SetCode(Layout::kDense6, out, i, in[i]);
+}
+inline void ShiftBytesRight(int shift, const uint8_t* in, uint8_t* out, size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = static_cast<uint8_t>(in[i] >> shift);
+}
+inline bool AnyOutside(const uint8_t* p, size_t n, uint8_t mask) {
+  return internal::FirstOutside(p, n, mask) != n;
+}
+#else  // HWY_TARGET != HWY_SCALAR
 
 // Vector-level codecs. kShift is where the code sits in its output byte: 0
 // for plain codes, 2 for 4-bit containers (00xxxx00), 0/1 for 6-bit low6 /
@@ -205,7 +248,9 @@ void PackDense4(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
     // u16 lane = c1:c0 with c < 16, so (x | x >> 4) & 0xFF = c1<<4 | c0.
     const auto x = hn::BitCast(d16, hn::LoadU(d8, src));
     const auto b = hn::And(hn::Or(x, hn::ShiftRight<4>(x)), hn::Set(d16, uint16_t{0xFF}));
-    hn::StoreU(hn::DemoteTo(dh, b), dh, dst);
+    // Highway 1.0.3 demotes i16 (not u16) to u8; b <= 0xFF, so no saturation.
+    const hn::RebindToSigned<decltype(d16)> di16;
+    hn::StoreU(hn::DemoteTo(dh, hn::BitCast(di16, b)), dh, dst);
   };
   size_t i = 0;
   for (; i + N <= n; i += N) step(in + i, out + i / 2);
@@ -221,9 +266,12 @@ void PackDense4(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
 // back (unpack) on vectors wider than 128 bits.
 alignas(64) static constexpr int32_t kDense6Spread[16] = {0, 1, 2,  2,  3,  4,  5,  5,
                                                           6, 7, 8,  8,  9, 10, 11, 11};
-alignas(64) static constexpr int32_t kDense6Gather[16] = {0,  1,  2,  4,  5,  6,
-                                                          8,  9,  10, 12, 13, 14,
-                                                          15, 15, 15, 15};
+// Gather tables per u32 lane count (every index valid for its vector).
+alignas(16) static constexpr int32_t kDense6Gather4[4] = {0, 1, 2, 3};
+alignas(32) static constexpr int32_t kDense6Gather8[8] = {0, 1, 2, 4, 5, 6, 7, 7};
+alignas(64) static constexpr int32_t kDense6Gather16[16] = {0,  1,  2,  4,  5,  6,
+                                                            8,  9,  10, 12, 13, 14,
+                                                            15, 15, 15, 15};
 
 // dense6 (n codes in ceil(n/4)*3 bytes) -> n codes.
 void UnpackDense6(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
@@ -261,7 +309,9 @@ void PackDense6(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
   const hn::ScalableTag<uint8_t> d;
   const hn::Repartition<uint32_t, decltype(d)> d32;
   const size_t N = hn::Lanes(d);
-  const auto idx = hn::SetTableIndices(d32, kDense6Gather);
+  const size_t N32 = hn::Lanes(d32);
+  const auto idx = hn::SetTableIndices(
+      d32, N32 >= 16 ? kDense6Gather16 : (N32 == 8 ? kDense6Gather8 : kDense6Gather4));
   const auto step = [&](const uint8_t* src, uint8_t* dst) {
     auto v = PaddedCodec::Compact6<0>(d, hn::LoadU(d, src));
     if (N > 16) {
@@ -324,6 +374,8 @@ bool AnyOutside(const uint8_t* HWY_RESTRICT p, size_t n, uint8_t mask) {
   }
   return !hn::AllTrue(d, hn::Eq(acc, hn::Zero(d)));
 }
+
+#endif  // HWY_TARGET == HWY_SCALAR
 
 }  // namespace HWY_NAMESPACE
 }  // namespace mxpack

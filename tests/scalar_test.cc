@@ -338,6 +338,10 @@ TEST(ScalarConvertArray, ArgumentErrors) {
   s = scalar::ConvertArray(Format::kE2M1, Format::kF32, {}, codes, absl::MakeSpan(f32));
   EXPECT_NE(std::string(s.message()).find("input[1] = 0x10"), std::string::npos) << s;
   EXPECT_EQ(f32, std::vector<uint8_t>(8, 0xAB)) << "output touched on error";
+  std::vector<uint8_t> ue4m3 = {0x7E, 0x80};  // ue4m3: MSB must be 0
+  s = scalar::ConvertArray(Format::kUE4M3, Format::kF32, {}, ue4m3, absl::MakeSpan(f32));
+  EXPECT_NE(std::string(s.message()).find("input[1] = 0x80 is not a ue4m3 code"),
+            std::string::npos) << s;
   EncodePolicy rs;
   rs.rounding = Rounding::kRS;
   in = {0, 0x3C, 0, 0x3C};

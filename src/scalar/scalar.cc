@@ -348,13 +348,16 @@ absl::StatusOr<size_t> CheckConvertArrayArgs(Format from, Format to,
         "rbits: expected %u random words (one per element%s), got %u", n,
         needs_rbits ? " for rounding=rs" : "", rbits.size()));
   }
-  if (a.bits < 8) {
+  // Bits a code may use: fp4/fp6 sit in the low bits of their byte, and
+  // ue4m3 requires its (sign) MSB to be zero.
+  const int width = a.exp_bits + a.man_bits + (a.has_sign ? 1 : 0);
+  if (IsNarrow(from) && width < 8) {
     for (size_t i = 0; i < n; ++i) {
-      if (in[i] >> a.bits) {
+      if (in[i] >> width) {
         return absl::InvalidArgumentError(absl::StrFormat(
             "input[%u] = 0x%02X is not a %s code (expected one code per byte "
             "in bits [%d:0], upper bits zero)",
-            i, in[i], a.name, a.bits - 1));
+            i, in[i], a.name, width - 1));
       }
     }
   }

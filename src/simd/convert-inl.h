@@ -1,0 +1,301 @@
+// Highway kernels of the array conversions: every value is carried in u32
+// lanes as f32 bits, and rounding is done in integer lanes (Highway 1.0.3's
+// float DemoteTo is not bit-exact across targets), following the scalar
+// reference's single rounding helper step by step.
+
+#if defined(MXPACK_SRC_SIMD_CONVERT_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef MXPACK_SRC_SIMD_CONVERT_INL_H_
+#undef MXPACK_SRC_SIMD_CONVERT_INL_H_
+#else
+#define MXPACK_SRC_SIMD_CONVERT_INL_H_
+#endif
+
+#include <cstring>
+
+#include "hwy/highway.h"
+#include "src/simd/convert_params.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace mxpack {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+class ConvertCodec {
+ public:
+  using DU = hn::ScalableTag<uint32_t>;
+  using DI = hn::RebindToSigned<DU>;
+  using DF = hn::RebindToFloat<DU>;
+  using VU = hn::Vec<DU>;
+
+  // Highway 1.0.3 has no MaskFalse: all-false and all-true masks.
+  static HWY_INLINE hn::Mask<DU> NoneTrue(DU du) {
+    return hn::Eq(hn::Zero(du), hn::Set(du, 1u));
+  }
+  static HWY_INLINE hn::Mask<DU> NoneFalse(DU du) {
+    return hn::Eq(hn::Zero(du), hn::Zero(du));
+  }
+
+  // Unsigned a > b via the sign-flip trick (Highway 1.0.3 compares signed).
+  static HWY_INLINE hn::Mask<DU> UGt(VU a, VU b) {
+    const DU du;
+    const DI di;
+    const VU msb = hn::Set(du, 0x80000000u);
+    return hn::RebindMask(du, hn::Gt(hn::BitCast(di, hn::Xor(a, msb)),
+                                     hn::BitCast(di, hn::Xor(b, msb))));
+  }
+
+  // Narrow code (one per lane) -> exact f32 bits; NaN -> 0x7FFFFFFF.
+  static HWY_INLINE VU DecodeNarrow(const internal::ConvertParams& p, VU c) {
+    const DU du;
+    const DF df;
+    if (p.src_ue8m0) {
+      // 2^(c-127): exponent field c; 0x00 is the f32 subnormal 2^-127.
+      VU v = hn::ShiftLeft<23>(c);
+      v = hn::IfThenElse(hn::Eq(c, hn::Zero(du)), hn::Set(du, 0x00400000u), v);
+      return hn::IfThenElse(hn::Eq(c, hn::Set(du, 0xFFu)), hn::Set(du, 0x7FFFFFFFu), v);
+    }
+    const VU sign = p.src_has_sign
+                        ? hn::ShiftLeft<31>(hn::ShiftRightSame(c, p.src_bits - 1))
+                        : hn::Zero(du);
+    const uint32_t mag_mask = (static_cast<uint32_t>(p.src_exp_mask) << p.src_man) | ((1u << p.src_man) - 1);
+    const VU mag = hn::And(c, hn::Set(du, mag_mask));
+    const VU e = hn::ShiftRightSame(mag, p.src_man);
+    const VU m = hn::And(mag, hn::Set(du, (1u << p.src_man) - 1));
+    //  normal: 0 | e - bias + 127 | m << (23 - man)
+    VU v = hn::Or(hn::ShiftLeftSame(hn::Add(e, hn::Set(du, static_cast<uint32_t>(127 - p.src_bias))), 23),
+                  hn::ShiftLeftSame(m, 23 - p.src_man));
+    if (p.src_has_subnormals) {
+      // subnormal: m * 2^(emin - man), exact in f32 for every narrow format.
+      const VU sub = hn::BitCast(
+          du, hn::Mul(hn::ConvertTo(df, hn::BitCast(DI(), m)), hn::Set(df, p.src_subnormal_scale)));
+      v = hn::IfThenElse(hn::Eq(e, hn::Zero(du)), sub, v);
+    }
+    const VU emax = hn::Set(du, static_cast<uint32_t>(p.src_exp_mask));
+    if (p.src_has_inf) {
+      v = hn::IfThenElse(hn::And(hn::Eq(e, emax), hn::Eq(m, hn::Zero(du))),
+                         hn::Set(du, 0x7F800000u), v);
+    }
+    v = hn::Or(v, sign);
+    if (p.src_nan == NanKind::kIeee) {
+      v = hn::IfThenElse(hn::And(hn::Eq(e, emax), hn::Ne(m, hn::Zero(du))),
+                         hn::Set(du, 0x7FFFFFFFu), v);
+    } else if (p.src_nan == NanKind::kAllOnes) {
+      v = hn::IfThenElse(hn::Eq(mag, hn::Set(du, mag_mask)),
+                         hn::Set(du, 0x7FFFFFFFu), v);
+    }
+    return v;
+  }
+
+  // f32 bits -> destination code, the vector form of scalar RoundFinite():
+  //   s  = max(0, emin+127 - E') + 23 - man   discarded bits (E' = max(E,1))
+  //   r  = sig >> s, rounded by the mode;  code = r + (B << man) with
+  //   B  = max(E', emin+127) - 128 + bias     (carries roll into the exponent)
+  template <Rounding kMode>
+  static HWY_INLINE VU Encode(const internal::ConvertParams& p, VU x, VU rbits) {
+    const DU du;
+    const DI di;
+    const VU zero = hn::Zero(du);
+    const VU one = hn::Set(du, 1u);
+    const VU a = hn::And(x, hn::Set(du, 0x7FFFFFFFu));
+    const VU sign = hn::ShiftRight<31>(x);
+    const auto neg = hn::Ne(sign, zero);
+    const auto is_nan = UGt(a, hn::Set(du, 0x7F800000u));
+    const auto is_inf = hn::Eq(a, hn::Set(du, 0x7F800000u));
+    const VU e32 = hn::ShiftRight<23>(a);
+    const VU frac = hn::And(a, hn::Set(du, 0x7FFFFFu));
+    const auto e_zero = hn::Eq(e32, zero);
+    const VU ep = hn::Max(e32, one);
+    // Unsigned destinations encode |x|: never negative for rounding purposes.
+    const auto neg_out = p.dst_has_sign ? neg : NoneTrue(du);
+    VU mag;
+    if (p.dst == internal::DstKind::kUE8M0) {
+      // rz: floor = exponent field; rp: + 1 when the fraction is non-zero.
+      VU code = e32;
+      if (kMode == Rounding::kRP) {
+        code = hn::Add(code, hn::IfThenElseZero(hn::Ne(frac, zero), one));
+        // f32 subnormals: (2^-127, 2^-126) -> 2^-126 (code 1), else 0x00.
+        code = hn::IfThenElse(e_zero,
+                              hn::IfThenElseZero(UGt(a, hn::Set(du, 0x00400000u)), one), code);
+      }
+      const auto ovf = hn::Or(hn::Eq(code, hn::Set(du, 0xFFu)), is_inf);
+      mag = hn::IfThenElse(ovf, hn::Set(du, p.satfinite ? 0xFEu : 0xFFu), code);
+      mag = hn::IfThenElse(is_nan, hn::Set(du, 0xFFu), mag);
+      return mag;
+    }
+    const VU sig = hn::Or(frac, hn::IfThenZeroElse(e_zero, hn::Set(du, 0x800000u)));
+    const VU emin127 = hn::Set(du, static_cast<uint32_t>(p.dst_emin127));
+    const VU below = hn::BitCast(du, hn::Max(hn::Sub(hn::BitCast(di, emin127), hn::BitCast(di, ep)),
+                                             hn::Zero(di)));
+    const VU s = hn::Add(below, hn::Set(du, static_cast<uint32_t>(23 - p.dst_man)));
+    const VU s_c = hn::Min(s, hn::Set(du, 25u));  // sig < 2^24: s >= 25 drops all.
+    const VU mask = hn::Sub(hn::Shl(one, s_c), one);
+    VU r = hn::Shr(sig, s_c);
+    const VU rem = hn::And(sig, mask);
+    hn::Mask<DU> up;
+    if (kMode == Rounding::kRN) {
+      const VU half = hn::Shr(hn::Add(mask, one), one);
+      up = hn::Or(UGt(rem, half),
+                  hn::And(hn::Eq(rem, half), hn::Ne(hn::And(r, one), zero)));
+    } else if (kMode == Rounding::kRZ) {
+      up = NoneTrue(du);
+    } else if (kMode == Rounding::kRP || kMode == Rounding::kRM) {
+      const auto inexact = hn::Ne(rem, zero);
+      up = kMode == Rounding::kRP ? hn::AndNot(neg_out, inexact) : hn::And(neg_out, inexact);
+    } else {
+      // rs: align to the source significand (f16/bf16 sources have fewer
+      // bits): d = max(0, src_emin+127 - E') + 23 - src_man low bits are zero.
+      const VU d_below = hn::BitCast(
+          du, hn::Max(hn::Sub(hn::Set(di, p.src_emin127), hn::BitCast(di, ep)), hn::Zero(di)));
+      const VU d = hn::Add(d_below, hn::Set(du, static_cast<uint32_t>(23 - p.src_man)));
+      const VU ss = hn::Sub(s, d);                    // discarded source bits
+      const VU rem_s = hn::Shr(rem, hn::Min(d, hn::Set(du, 31u)));
+      // ss <= 32: carry iff (rbits & m) > m - rem, m = 2^ss - 1.
+      const auto small = hn::RebindMask(du, hn::Lt(hn::BitCast(di, ss), hn::Set(di, 32)));
+      const VU m = hn::IfThenElse(small, hn::Sub(hn::Shl(one, hn::Min(ss, hn::Set(du, 31u))), one),
+                                  hn::Set(du, 0xFFFFFFFFu));
+      const auto up_small = UGt(hn::And(rbits, m), hn::Sub(m, rem_s));
+      // ss > 32 (k = ss - 32): carry iff rbits != 0 and (2^32 - rbits) << k <= rem.
+      const VU k = hn::Sub(ss, hn::Set(du, 32u));
+      const VU dneg = hn::Sub(zero, rbits);  // 2^32 - rbits (mod 2^32)
+      const auto k_ok = hn::RebindMask(du, hn::Lt(hn::BitCast(di, k), hn::Set(di, 24)));
+      const VU kc = hn::Min(k, hn::Set(du, 31u));
+      // (dneg << k) must not overflow: dneg < 2^(32-k).
+      const auto fits = hn::Not(UGt(dneg, hn::Shr(hn::Set(du, 0xFFFFFFFFu), kc)));
+      const auto up_big = hn::And(hn::And(hn::Ne(rbits, zero), k_ok),
+                                  hn::And(fits, hn::Not(UGt(hn::Shl(dneg, kc), rem_s))));
+      up = hn::Or(hn::And(small, up_small), hn::AndNot(small, up_big));
+    }
+    r = hn::Add(r, hn::IfThenElseZero(up, one));
+    const VU b = hn::Sub(hn::Max(ep, emin127), hn::Set(du, static_cast<uint32_t>(128 - p.dst_bias)));
+    VU code = hn::Add(r, hn::ShiftLeftSame(b, p.dst_man));
+    // Overflow: beyond max finite, or an Inf input.
+    const auto ovf = hn::Or(UGt(code, hn::Set(du, p.dst_max_code)), is_inf);
+    VU ovf_code;
+    if (p.satfinite) {
+      ovf_code = hn::Set(du, p.dst_max_code);
+    } else {
+      // IEEE: towards Inf for rn/rs, never for rz, by direction for rm/rp;
+      // an Inf input stays Inf (or NaN where the format has no Inf).
+      hn::Mask<DU> to_inf;
+      if (kMode == Rounding::kRN || kMode == Rounding::kRS) to_inf = NoneFalse(du);
+      else if (kMode == Rounding::kRZ) to_inf = NoneTrue(du);
+      else if (kMode == Rounding::kRP) to_inf = hn::Not(neg_out);
+      else to_inf = neg_out;
+      to_inf = hn::Or(to_inf, is_inf);
+      ovf_code = hn::IfThenElse(to_inf, hn::Set(du, p.dst_overflow_code), hn::Set(du, p.dst_max_code));
+    }
+    mag = hn::IfThenElse(ovf, ovf_code, code);
+    if (p.dst_has_sign) mag = hn::Or(mag, hn::ShiftLeftSame(sign, p.dst_sign_shift));
+    if (p.relu) mag = hn::IfThenZeroElse(neg, mag);
+    return hn::IfThenElse(is_nan, hn::Set(du, p.dst_nan_code), mag);
+  }
+};
+
+// Loads N source elements into u32 lanes holding f32 bits (or narrow codes).
+template <class DU>
+HWY_INLINE hn::Vec<DU> LoadSource(DU du, const internal::ConvertParams& p, const uint8_t* in) {
+  switch (p.src) {
+    case internal::SrcKind::kF32:
+      return hn::LoadU(du, reinterpret_cast<const uint32_t*>(in));
+    case internal::SrcKind::kF16: {
+      // In integer lanes: Highway 1.0.3's emulated f16 PromoteTo (targets
+      // without F16C) turns NaN into Inf.
+      //   f16: S EEEEE MMMMMMMMMM -> f32: S (E+112) M<<13; E=31 -> 255; E=0: M*2^-24
+      const hn::Rebind<uint16_t, DU> d16;
+      const hn::RebindToFloat<DU> df;
+      const hn::RebindToSigned<DU> di;
+      const auto h = hn::PromoteTo(du, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(in)));
+      const auto sign = hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)));
+      const auto e = hn::And(hn::ShiftRight<10>(h), hn::Set(du, 0x1Fu));
+      const auto m = hn::And(h, hn::Set(du, 0x3FFu));
+      auto v = hn::Or(hn::ShiftLeft<23>(hn::Add(e, hn::Set(du, 112u))), hn::ShiftLeft<13>(m));
+      v = hn::IfThenElse(hn::Eq(e, hn::Set(du, 31u)),
+                         hn::Or(hn::Set(du, 0x7F800000u), hn::ShiftLeft<13>(m)), v);
+      const auto sub = hn::BitCast(du, hn::Mul(hn::ConvertTo(df, hn::BitCast(di, m)),
+                                               hn::Set(df, 5.9604644775390625e-8f)));  // 2^-24
+      v = hn::IfThenElse(hn::Eq(e, hn::Zero(du)), sub, v);
+      return hn::Or(v, sign);
+    }
+    case internal::SrcKind::kBF16: {
+      const hn::Rebind<uint16_t, DU> d16;
+      return hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(in))));
+    }
+    default: {
+      const hn::Rebind<uint8_t, DU> d8;
+      return hn::PromoteTo(du, hn::LoadU(d8, in));
+    }
+  }
+}
+
+template <class DU>
+HWY_INLINE void StoreDest(DU du, const internal::ConvertParams& p, hn::Vec<DU> v, uint8_t* out) {
+  const hn::RebindToSigned<DU> di;
+  if (p.dst_bytes == 4) {
+    hn::StoreU(v, du, reinterpret_cast<uint32_t*>(out));
+  } else if (p.dst_bytes == 2) {
+    const hn::Rebind<uint16_t, DU> d16;
+    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, v)), d16, reinterpret_cast<uint16_t*>(out));
+  } else {
+    const hn::Rebind<uint8_t, DU> d8;
+    hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di, v)), d8, out);
+  }
+}
+
+template <Rounding kMode>
+HWY_INLINE hn::Vec<ConvertCodec::DU> ConvertOne(const internal::ConvertParams& p,
+                                                hn::Vec<ConvertCodec::DU> raw,
+                                                hn::Vec<ConvertCodec::DU> rbits) {
+  using DU = ConvertCodec::DU;
+  const DU du;
+  hn::Vec<DU> x = p.src == internal::SrcKind::kNarrow ? ConvertCodec::DecodeNarrow(p, raw) : raw;
+  if (p.dst == internal::DstKind::kF32) {
+    // Exact decode to f32: canonical NaN and relu only.
+    const auto is_nan = ConvertCodec::UGt(hn::And(x, hn::Set(du, 0x7FFFFFFFu)), hn::Set(du, 0x7F800000u));
+    if (p.relu) x = hn::IfThenZeroElse(hn::Ne(hn::ShiftRight<31>(x), hn::Zero(du)), x);
+    return hn::IfThenElse(is_nan, hn::Set(du, 0x7FFFFFFFu), x);
+  }
+  return ConvertCodec::Encode<kMode>(p, x, rbits);
+}
+
+template <Rounding kMode>
+void ConvertLoop(const internal::ConvertParams& p, const uint8_t* HWY_RESTRICT in,
+                 uint8_t* HWY_RESTRICT out, const uint32_t* HWY_RESTRICT rbits, size_t n) {
+  using DU = ConvertCodec::DU;
+  const DU du;
+  const size_t N = hn::Lanes(du);
+  const bool use_rbits = kMode == Rounding::kRS && rbits != nullptr;
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto raw = LoadSource(du, p, in + i * p.src_bytes);
+    const auto rb = use_rbits ? hn::LoadU(du, rbits + i) : hn::Zero(du);
+    StoreDest(du, p, ConvertOne<kMode>(p, raw, rb), out + i * p.dst_bytes);
+  }
+  if (i == n) return;
+  // Tail: one full-vector step through zero-padded buffers.
+  HWY_ALIGN uint8_t in_buf[hn::MaxLanes(du) * 4] = {};
+  HWY_ALIGN uint8_t out_buf[hn::MaxLanes(du) * 4] = {};
+  HWY_ALIGN uint32_t rb_buf[hn::MaxLanes(du)] = {};
+  const size_t rest = n - i;
+  std::memcpy(in_buf, in + i * p.src_bytes, rest * p.src_bytes);
+  if (use_rbits) std::memcpy(rb_buf, rbits + i, rest * 4);
+  StoreDest(du, p, ConvertOne<kMode>(p, LoadSource(du, p, in_buf), hn::Load(du, rb_buf)), out_buf);
+  std::memcpy(out + i * p.dst_bytes, out_buf, rest * p.dst_bytes);
+}
+
+// Per-target entry point (exported through HWY_EXPORT in convert.cc).
+inline void ConvertArrayT(const internal::ConvertParams& p, const uint8_t* in, uint8_t* out,
+                          const uint32_t* rbits, size_t n) {
+  switch (p.rounding) {
+    case Rounding::kRN: return ConvertLoop<Rounding::kRN>(p, in, out, rbits, n);
+    case Rounding::kRZ: return ConvertLoop<Rounding::kRZ>(p, in, out, rbits, n);
+    case Rounding::kRM: return ConvertLoop<Rounding::kRM>(p, in, out, rbits, n);
+    case Rounding::kRP: return ConvertLoop<Rounding::kRP>(p, in, out, rbits, n);
+    case Rounding::kRS: return ConvertLoop<Rounding::kRS>(p, in, out, rbits, n);
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace mxpack
+HWY_AFTER_NAMESPACE();
+
+#endif  // MXPACK_SRC_SIMD_CONVERT_INL_H_

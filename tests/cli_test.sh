@@ -37,8 +37,9 @@ printf '\x00\x00\x80\x3f\x00\x00\xe8\x43\x00\x80\xe8\x43\x00\x00\x80\xbe' >"$T/i
 [ "$(od -An -tx1 "$T/back" | tr -d ' \n')" = "0000803f0000e0430000e043000080be" ] && ok || bad "decoded: $(od -An -tx1 "$T/back")"
 # --impl=scalar is reachable and agrees.
 "$MX" convert --from=f32 --to=e2m1 --impl=scalar --in="$T/in.f32" --out="$T/s" && ok || bad "impl=scalar"
-"$MX" convert --from=f32 --to=e2m1 --in="$T/in.f32" --out="$T/a" && ok || bad "impl=auto"
-cmp -s "$T/s" "$T/a" && ok || bad "scalar vs auto differ"
+"$MX" convert --from=f32 --to=e2m1 --in="$T/in.f32" --out="$T/a" && ok || bad "impl=best"
+"$MX" convert --from=f32 --to=e2m1 --impl=sse4 --in="$T/in.f32" --out="$T/b" && cmp -s "$T/s" "$T/b" && ok || bad "impl=sse4"
+cmp -s "$T/s" "$T/a" && ok || bad "scalar vs best differ"
 # rs with a seed is deterministic.
 "$MX" convert --from=f32 --to=e2m1 --rounding=rs --seed=7 --in="$T/in.f32" --out="$T/r1" && ok || bad "rs"
 "$MX" convert --from=f32 --to=e2m1 --rounding=rs --seed=7 --in="$T/in.f32" --out="$T/r2" && cmp -s "$T/r1" "$T/r2" && ok || bad "rs determinism"
@@ -60,6 +61,7 @@ expect_fail "cannot open" "$MX" convert --from=f32 --to=e4m3 --in="$T/missing" -
 expect_fail "does not apply to 'mxpack table'" "$MX" table e4m3 --rounding=rz
 expect_fail "Unknown command line flag" "$MX" convert --bogus=1
 expect_fail "unknown command 'frobnicate'" "$MX" frobnicate
+expect_fail "--impl: unknown or unavailable implementation 'avx9000'" "$MX" convert --from=f32 --to=e4m3 --impl=avx9000 --in="$T/in.f32" --out="$T/never"
 [ ! -e "$T/never" ] && ok || bad "output written on error"
 "$MX" convert --help | grep -q -- "--saturation" && ok || bad "convert --help"
 "$MX" --help | grep -q "convert" && ok || bad "top help"

@@ -6,13 +6,17 @@
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "mxpack/convert.h"
+#include "mxpack/dispatch.h"
 #include "mxpack/format.h"
 #include "mxpack/scalar.h"
 #include "tools/cli.h"
 
-ABSL_FLAG(std::string, impl, "auto",
-          "Implementation: auto (fastest available) or scalar (the reference)");
+ABSL_FLAG(std::string, impl, "best",
+          "Implementation: best (fastest SIMD target), scalar (the reference) "
+          "or a Highway target name (avx3, avx2, sse4, ssse3, ...)");
 
 namespace mxpack::cli {
 namespace {
@@ -91,10 +95,10 @@ int RunConvert(const std::vector<std::string>& args) {
   if (!to.ok()) return Fail("convert", absl::InvalidArgumentError(absl::StrCat("--to: ", to.status().message())));
   absl::StatusOr<EncodePolicy> policy = PolicyFromFlags();
   if (!policy.ok()) return Fail("convert", policy.status());
-  const std::string impl = absl::GetFlag(FLAGS_impl);
-  if (impl != "auto" && impl != "scalar") {
-    return Fail("convert", absl::InvalidArgumentError(absl::StrFormat(
-                               "--impl=%s: expected auto or scalar", impl)));
+  absl::StatusOr<Impl> impl = ParseImpl(absl::GetFlag(FLAGS_impl));
+  if (!impl.ok()) {
+    return Fail("convert", absl::InvalidArgumentError(
+                               absl::StrCat("--impl: ", impl.status().message())));
   }
   if (absl::Status s = ValidateConversion(*from, *to, *policy); !s.ok()) {
     return Fail("convert", s);
@@ -121,7 +125,7 @@ int RunConvert(const std::vector<std::string>& args) {
       reinterpret_cast<const uint8_t*>(in->data()), in->size());
   const absl::Span<uint8_t> out_span(reinterpret_cast<uint8_t*>(out.data()),
                                      out.size());
-  absl::Status s = scalar::ConvertArray(*from, *to, *policy, in_span, out_span, rbits);
+  absl::Status s = ConvertArray(*from, *to, *policy, in_span, out_span, rbits, *impl);
   if (!s.ok()) return Fail("convert", s);
   s = WriteOutput(absl::GetFlag(FLAGS_out), out);
   if (!s.ok()) return Fail("convert", s);
@@ -140,7 +144,7 @@ const bool kConvert = RegisterCommand(
     {"convert", "convert raw little-endian element arrays between formats",
      "convert --from=FMT --to=FMT [--rounding=rn|rz|rm|rp|rs]\n"
      "               [--saturation=satfinite|nosat] [--relu] [--seed=N]\n"
-     "               [--in=PATH] [--out=PATH] [--impl=auto|scalar]\n\n"
+     "               [--in=PATH] [--out=PATH] [--impl=best|scalar|TARGET]\n\n"
      "Raw little-endian data; narrow formats are one code per byte (low bits,\n"
      "high bits zero). Decodes (every source code exact in the destination)\n"
      "ignore rounding and saturation. Errors write nothing to the output.",

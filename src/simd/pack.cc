@@ -14,6 +14,7 @@
 
 #if HWY_ONCE
 #include "absl/status/status.h"
+#include "mxpack/convert.h"
 #include "mxpack/pack.h"
 #include "mxpack/scalar.h"
 #include "simd/dispatch_util.h"
@@ -98,12 +99,12 @@ absl::string_view ContainerWhat(int bits, Fp6Container c) {
                                                : "a mid6 container 0xxxxxx0");
 }
 
-// The element conversion of the fused paths: the scalar reference until the
-// dispatched convert kernels (mxpack/convert.h) are available.
+// The element conversion of the fused paths: the dispatched convert kernels
+// (mxpack/convert.h) with the same Impl as the packing kernels.
 absl::Status ConvertTile(Format from, Format to, const EncodePolicy& policy,
                          absl::Span<const uint8_t> in, absl::Span<uint8_t> out,
-                         absl::Span<const uint32_t> rbits, Impl /*impl*/) {
-  return scalar::ConvertArray(from, to, policy, in, out, rbits);
+                         absl::Span<const uint32_t> rbits, Impl impl) {
+  return ConvertArray(from, to, policy, in, out, rbits, impl);
 }
 
 }  // namespace

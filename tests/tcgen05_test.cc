@@ -4,6 +4,8 @@
 // source.
 #include "mxpack/tcgen05.h"
 
+#include "mxpack/ptx_check.h"
+
 #include <set>
 #include <string>
 #include <utility>
@@ -13,7 +15,8 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
-namespace mxpack::tcgen05 {
+namespace mxpack {
+namespace tcgen05 {
 namespace {
 
 const char* const kCpShapes[] = {"128x256b", "128x128b", "4x256b", "64x128b",
@@ -354,6 +357,20 @@ TEST(Tcgen05Check, DescriptionAndTarget) {
   EXPECT_TRUE(CheckTcgen05("tcgen05.ld.sync.aligned.16x32bx2.x1.b32").ok());
 }
 
+// `mxpack ptx-check` dispatch through the registry of ptx_check.h.
+TEST(Tcgen05Check, PtxCheckRegistry) {
+  ASSERT_TRUE(RegisterTcgen05PtxFamily());
+  PtxCheckResult r = CheckPtx("tcgen05.shift.down.cta_group::1 [taddr];", "sm_103a");
+  EXPECT_TRUE(r.ok) << r.text;
+  r = CheckPtx("tcgen05.shift.cta_group::1.down", "sm_103f");
+  EXPECT_FALSE(r.ok) << r.text;
+  EXPECT_TRUE(absl::StartsWith(r.text, "target:")) << r.text;
+  r = CheckPtx("tcgen05.cp.cta_group::1.64x128b", "");
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(absl::StartsWith(r.text, "multicast:")) << r.text;
+  EXPECT_TRUE(CheckPtx("@p tcgen05.ld.sync.aligned.16x256b.x1.b32 {a,b,c,d}, [t];").ok);
+}
+
 // ---------------------------------------------------------------------------
 // Shared-memory descriptor [PTX 9.7.16.4.1] / DESIGN.md section 3.
 TEST(Tcgen05Descriptor, EncodeDecodeAllFields) {
@@ -562,4 +579,5 @@ TEST(Tcgen05Geometry, CpLanesAndColumns) {
 }
 
 }  // namespace
-}  // namespace mxpack::tcgen05
+}  // namespace tcgen05
+}  // namespace mxpack

@@ -392,6 +392,10 @@ int RunTmemSim(const std::vector<std::string>& args) {
   return 0;
 }
 
+// Hooks the tcgen05 checker into `mxpack ptx-check` (and forces its object
+// file out of the static library into the binary).
+[[maybe_unused]] const bool kTcgen05PtxCheck = RegisterTcgen05PtxFamily();
+
 const bool kTmemSim = RegisterCommand(
     {"tmem-sim", "run a script of tcgen05 cp/shift/st/ld steps on the TMEM model",
      "tmem-sim SCRIPT [--in=SMEM.bin] [--out=FILE]\n\n"

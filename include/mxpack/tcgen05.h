@@ -270,6 +270,12 @@ absl::StatusOr<std::string> CheckTcgen05(
     absl::string_view spelling,
     std::optional<absl::string_view> target = std::nullopt);
 
+// Registers CheckTcgen05 as the "tcgen05." family of mxpack::CheckPtx
+// (include/mxpack/ptx_check.h). Idempotent; call it from code that is always
+// linked (mxpack is a static library: an unreferenced registration object
+// would be dropped by the linker). tools/cmd_tmem.cc calls it.
+bool RegisterTcgen05PtxFamily();
+
 }  // namespace mxpack
 
 #endif  // MXPACK_TCGEN05_H_

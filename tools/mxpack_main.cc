@@ -1,5 +1,6 @@
 // Entry point of the mxpack command-line tool: dispatches to subcommands.
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -159,7 +160,22 @@ int main(int argc, char** argv) {
   }
   const mxpack::cli::Command& cmd = it->second;
   // argv without the command name, so absl sees "mxpack [flags] [args]".
-  std::vector<char*> args(argv, argv + argc);
+  // Flag names may be spelled with hyphens (--fp6-container): Abseil flag
+  // names use underscores, so normalize the name part before parsing.
+  std::vector<std::string> storage;
+  storage.reserve(static_cast<size_t>(argc));
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--", 0) == 0 && a.size() > 2) {
+      const size_t end = std::min(a.find('='), a.size());
+      for (size_t k = 2; k < end; ++k) {
+        if (a[k] == '-') a[k] = '_';
+      }
+    }
+    storage.push_back(std::move(a));
+  }
+  std::vector<char*> args;
+  for (std::string& a : storage) args.push_back(a.data());
   args.erase(args.begin() + 1);
   for (size_t i = 1; i < args.size(); ++i) {
     const absl::string_view a = args[i];

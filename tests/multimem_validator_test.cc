@@ -67,7 +67,7 @@ bool Legal(const std::string& kind, const std::string& sem, const std::string& s
   return op == "add" && !IsFp8(t);
 }
 
-TEST(MultimemValidator, EnumeratesTheWholeGrammar) {
+TEST(multimemValidator, EnumeratesTheWholeGrammar) {
   const std::vector<std::string> kinds = {"ld_reduce", "st", "red"};
   const std::vector<std::string> sems = {"", "weak", "relaxed", "acquire", "release"};
   const std::vector<std::string> scopes = {"", "cta", "cluster", "gpu", "sys"};
@@ -126,7 +126,7 @@ struct Bad {
   MultimemRule rule;
 };
 
-TEST(MultimemValidator, RejectsWithTheRightRule) {
+TEST(multimemValidator, RejectsWithTheRightRule) {
   const Bad kBad[] = {
       {"multimem.ld_reduce.add.f16", MultimemRule::kVecSize},          // 16 bits
       {"multimem.ld_reduce.add.v8.f32", MultimemRule::kVecSize},       // 256 bits
@@ -190,7 +190,7 @@ TEST(MultimemValidator, RejectsWithTheRightRule) {
   }
 }
 
-TEST(MultimemValidator, PtxExamplesAndDefaults) {
+TEST(multimemValidator, PtxExamplesAndDefaults) {
   // Examples of PTX 9.7.9.14 (all but the red.max.f64 one, see above).
   for (const char* s : {
            "multimem.ld_reduce.and.b32                    val1_b32, [addr1];",
@@ -218,7 +218,7 @@ TEST(MultimemValidator, PtxExamplesAndDefaults) {
   EXPECT_EQ(in->AccessElements(), 16);
 }
 
-TEST(MultimemValidator, IsaAndTargets) {
+TEST(multimemValidator, IsaAndTargets) {
   auto isa = [](const char* s) { return MultimemMinPtxIsa(*ParseMultimem(s)); };
   EXPECT_EQ(isa("multimem.ld_reduce.add.u32"), 81);
   EXPECT_EQ(isa("multimem.ld_reduce.add.acc::f32.v2.f16x2"), 82);
@@ -280,7 +280,7 @@ TEST(MultimemValidator, IsaAndTargets) {
   EXPECT_FALSE(ParsePtxTarget("sm_100x").ok());
 }
 
-TEST(PtxCheck, DispatchesByPrefix) {
+TEST(multimemPtxCheck, DispatchesByPrefix) {
   PtxCheckResult r = CheckPtx("multimem.ld_reduce.add.acc::f16.v4.e4m3 {a,b,c,d}, [p];");
   EXPECT_TRUE(r.ok) << r.text;
   EXPECT_NE(r.text.find("acc:       f16"), std::string::npos) << r.text;

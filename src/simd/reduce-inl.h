@@ -5,9 +5,8 @@
 // Values live in f32 lanes ("acc domain"). Every rounding the scalar model
 // does is done here either by an IEEE f32 add (RNE, subnormals kept: x86 and
 // EMU128 never enable FTZ/DAZ in mxpack) or in integer lanes:
-//  * fp8 -> acc: sign-extend the code to i32, shift the exponent+mantissa
-//    field into the f32 position and multiply by 2^(127 - bias): exact, and
-//    subnormal codes become exact normal f32 values.
+//  * fp8 -> acc: rebuild the code as f16 bits and promote (exact; see
+//    DecodeFp8), so no f32 subnormal is ever an operand.
 //  * an f16 add (acc::f16) is the f32 add followed by RNE to 11 significant
 //    bits in integer lanes; RNE_11(RNE_24(a + b)) == RNE_11(a + b) because
 //    24 >= 2*11 + 2 (double rounding is innocuous, Figueroa 1995). Every acc
@@ -102,8 +101,6 @@ struct Fp8 {
   static constexpr bool kE4 = E == Elem::kE4M3;
   static constexpr int kManBits = kE4 ? 3 : 2;
   static constexpr int kDrop = 23 - kManBits;              // f32 bits dropped
-  static constexpr uint32_t kFieldMask = kE4 ? 0x87F00000u : 0x8FE00000u;
-  static constexpr float kScale = kE4 ? 0x1p120f : 0x1p112f;  // 2^(127-bias)
   static constexpr uint32_t kMinNormal = kE4 ? 0x3C800000u : 0x38800000u;
   static constexpr float kMagic = kE4 ? 16384.0f : 128.0f;   // ulp = quantum
   static constexpr uint32_t kMagicBits = kE4 ? 0x46800000u : 0x43000000u;
@@ -137,21 +134,30 @@ HWY_INLINE VF RoundToFp8(VF s) {
   return hn::Or(r, hn::BitCast(df, sign));
 }
 
-// Decodes Lanes(DF) fp8 codes (no NaN/Inf codes) to exact f32 values.
-//   i8 code sign-extended, << (23 - man):  ssss|s eeee mmm 0...  (e4m3)
-//   and kFieldMask keeps the sign and the exponent/mantissa field, which as
-//   an f32 is value * 2^-(127-bias) (subnormal codes included); the multiply
-//   by 2^(127-bias) is exact.
+// Decodes Lanes(DF) fp8 codes (no NaN/Inf codes) to exact f32 values via
+// f16 bits, so that no f32 subnormal is ever an operand (x86 multiplies with
+// subnormal inputs take a ~100-cycle microcode assist):
+//   e5m2 code << 8 is the f16 with the same value (e5m2 = top byte of f16).
+//   e4m3: i8 sign-extended to i16, << 7:  s s eeee mmm 0000000, and 0xBF80
+//   clears the copy of the sign in the top exponent bit: an f16 whose value
+//   is the e4m3 value * 2^-8 (bias 15 vs 7; e4m3 subnormals are f16
+//   subnormals). f16 -> f32 promotion is exact and the * 2^8 is exact.
 template <Elem E>
 HWY_INLINE VF DecodeFp8(const uint8_t* p) {
-  using C = Fp8<E>;
   const DF df;
-  const DI di;
-  const hn::Rebind<int8_t, DF> di8;
-  const auto c = hn::PromoteTo(di, hn::LoadU(di8, reinterpret_cast<const int8_t*>(p)));
-  const auto f = hn::And(hn::ShiftLeft<C::kDrop>(c),
-                         hn::Set(di, static_cast<int32_t>(C::kFieldMask)));
-  return hn::Mul(hn::BitCast(df, f), hn::Set(df, C::kScale));
+  const hn::Rebind<hwy::float16_t, DF> df16;
+  if constexpr (E == Elem::kE5M2) {
+    const hn::Rebind<uint8_t, DF> du8;
+    const hn::Rebind<uint16_t, DF> du16;
+    const auto h = hn::ShiftLeft<8>(hn::PromoteTo(du16, hn::LoadU(du8, p)));
+    return hn::PromoteTo(df, hn::BitCast(df16, h));
+  } else {
+    const hn::Rebind<int8_t, DF> di8;
+    const hn::Rebind<int16_t, DF> di16;
+    const auto c = hn::PromoteTo(di16, hn::LoadU(di8, reinterpret_cast<const int8_t*>(p)));
+    const auto h = hn::And(hn::ShiftLeft<7>(c), hn::Set(di16, static_cast<int16_t>(0xBF80)));
+    return hn::Mul(hn::PromoteTo(df, hn::BitCast(df16, h)), hn::Set(df, 256.0f));
+  }
 }
 
 // Final encode of f32 lanes to fp8 codes: RNE satfinite (Inf -> max
@@ -185,21 +191,35 @@ HWY_INLINE void EncodeFp8(VF x, uint8_t* out) {
   hn::StoreU(hn::DemoteTo(du8, hn::BitCast(di, code)), du8, out);
 }
 
-// f16 codes -> exact f32 (specials included).
+// f16 codes -> exact f32, specials included. AVX2/AVX3 convert with F16C
+// (exact). Highway 1.0.3's emulated f16 promotion on the other targets turns
+// NaN into Inf, so those rebuild the f32 bits in integer lanes instead:
+//   normal:    (em << 13) + (112 << 23)                 rebias 15 -> 127
+//   subnormal: f32(bits (em << 13) + (113 << 23)) - 2^-14 (= m * 2^-24, exact,
+//              and no f32 subnormal operand)
+//   Inf/NaN:   (em << 13) | 0x7F800000
 HWY_INLINE VF DecodeF16(const uint8_t* p) {
   const DF df;
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  const hn::Rebind<hwy::float16_t, DF> df16;
+  return hn::PromoteTo(df, hn::LoadU(df16, reinterpret_cast<const hwy::float16_t*>(p)));
+#else
   const DU du;
   const DI di;
   const hn::Rebind<uint16_t, DF> du16;
   const VU h = hn::PromoteTo(du, hn::LoadU(du16, reinterpret_cast<const uint16_t*>(p)));
   const VU em = hn::And(h, hn::Set(du, 0x7FFFu));
   const VU sign = hn::ShiftLeft<16>(hn::AndNot(em, h));
-  const VU shifted = hn::ShiftLeft<13>(em);
-  const VF finite = hn::Mul(hn::BitCast(df, shifted), hn::Set(df, 0x1p112f));
-  const VF special = hn::BitCast(df, hn::Or(shifted, hn::Set(du, 0x7F800000u)));
-  const auto is_special = hn::Gt(hn::BitCast(di, em), hn::Set(di, 0x7C00 - 1));
-  const VF v = hn::IfThenElse(hn::RebindMask(df, is_special), special, finite);
+  const VU base = hn::ShiftLeft<13>(em);
+  const VF normal = hn::BitCast(df, hn::Add(base, hn::Set(du, 112u << 23)));
+  const VF sub = hn::Sub(hn::BitCast(df, hn::Add(base, hn::Set(du, 113u << 23))),
+                         hn::Set(df, 0x1p-14f));
+  const VF special = hn::BitCast(df, hn::Or(base, hn::Set(du, 0x7F800000u)));
+  const auto emi = hn::BitCast(di, em);
+  VF v = hn::IfThenElse(hn::RebindMask(df, hn::Lt(emi, hn::Set(di, 0x0400))), sub, normal);
+  v = hn::IfThenElse(hn::RebindMask(df, hn::Gt(emi, hn::Set(di, 0x7C00 - 1))), special, v);
   return hn::Or(v, hn::BitCast(df, sign));
+#endif
 }
 
 HWY_INLINE VF DecodeBF16(const uint8_t* p) {
@@ -392,8 +412,28 @@ void ReduceLoop(const ReduceSpec& spec, const uint8_t* const* src, size_t nsrc,
       scalar_range(s, o, pos, pos + chunk);
       return;
     }
-    for (size_t j = 0; j < chunk; j += N) {
-      ReduceBlock<E, S, kCheckOverflow, kTree>(s, nsrc, pos + j, o, scratch.get());
+    if constexpr (!kTree) {
+      // Four independent accumulator chains (the per-step rounding makes one
+      // chain latency-bound).
+      constexpr size_t kBytes = ElemBytes(E);
+      const size_t o0 = pos * kBytes, o1 = o0 + N * kBytes, o2 = o1 + N * kBytes,
+                   o3 = o2 + N * kBytes;
+      VF a0 = Decode<E>(s[0] + o0), a1 = Decode<E>(s[0] + o1);
+      VF a2 = Decode<E>(s[0] + o2), a3 = Decode<E>(s[0] + o3);
+      for (size_t r = 1; r < nsrc; ++r) {
+        a0 = AddStep<E, S, kCheckOverflow>(a0, Decode<E>(s[r] + o0));
+        a1 = AddStep<E, S, kCheckOverflow>(a1, Decode<E>(s[r] + o1));
+        a2 = AddStep<E, S, kCheckOverflow>(a2, Decode<E>(s[r] + o2));
+        a3 = AddStep<E, S, kCheckOverflow>(a3, Decode<E>(s[r] + o3));
+      }
+      Encode<E>(a0, o + o0);
+      Encode<E>(a1, o + o1);
+      Encode<E>(a2, o + o2);
+      Encode<E>(a3, o + o3);
+    } else {
+      for (size_t j = 0; j < chunk; j += N) {
+        ReduceBlock<E, S, kCheckOverflow, kTree>(s, nsrc, pos + j, o, scratch.get());
+      }
     }
   };
   size_t i = 0;

@@ -228,10 +228,11 @@ absl::Status ReduceArrays(const ReduceSpec& spec,
 }  // namespace scalar
 
 // Dispatched array reduction: identical results to scalar::ReduceArrays for
-// every Impl. SIMD kernels exist for op add/min/max with models kSequential,
-// kPairwiseTree and kNcclSoftware on e4m3/e5m2 (acc::f16 or none for
-// kNcclSoftware), f16/bf16 (acc::f32) and f32; other specs (and blocks that
-// contain NaN/Inf codes in the fp8 kernels) run the scalar reference.
+// every Impl. SIMD kernels exist for float .add with kSequential and
+// kPairwiseTree on e4m3/e5m2 (acc::f16), f16/bf16 (acc::f32) and f32, with
+// kNcclSoftware on all of them, and kSequential f16/bf16 without .acc; other
+// specs (min/max, integers, kExactOnce, fp8 without .acc) and fp8 chunks that
+// contain NaN/Inf codes run the scalar reference.
 absl::Status ReduceArrays(const ReduceSpec& spec,
                           absl::Span<const absl::Span<const uint8_t>> sources,
                           absl::Span<uint8_t> out, Impl impl = {});

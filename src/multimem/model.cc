@@ -27,6 +27,7 @@
 #include "mxpack/multimem.h"
 #include "mxpack/scalar.h"
 #include "multimem/reduce_args.h"
+#include "src/util/little_endian.h"
 
 namespace mxpack {
 namespace {
@@ -335,14 +336,8 @@ uint64_t IntReduce(const ReduceSpec& spec, absl::Span<const uint64_t> codes) {
   return acc;
 }
 
-uint64_t LoadLE(const uint8_t* p, int bytes) {
-  uint64_t v = 0;
-  std::memcpy(&v, p, static_cast<size_t>(bytes));
-  return v;
-}
-void StoreLE(uint8_t* p, int bytes, uint64_t v) {
-  std::memcpy(p, &v, static_cast<size_t>(bytes));
-}
+using internal::LoadLE;
+using internal::StoreLE;
 
 }  // namespace
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "mxpack/pack.h"
 #include "mxpack/scalar.h"
+#include "src/util/little_endian.h"
 
 namespace mxpack {
 namespace {
@@ -27,15 +28,8 @@ bool IsEncodeSource(Format f) {
          f == Format::kF64;
 }
 
-// Little-endian element load/store of 1..8 bytes.
-uint64_t LoadLE(const uint8_t* p, int bytes) {
-  uint64_t v = 0;
-  for (int b = 0; b < bytes; ++b) v |= uint64_t{p[b]} << (8 * b);
-  return v;
-}
-void StoreLE(uint8_t* p, int bytes, uint64_t v) {
-  for (int b = 0; b < bytes; ++b) p[b] = static_cast<uint8_t>(v >> (8 * b));
-}
+using internal::LoadLE;
+using internal::StoreLE;
 
 }  // namespace
 

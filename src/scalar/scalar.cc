@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "src/util/little_endian.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "mxpack reads and writes little-endian element arrays directly");
@@ -166,17 +167,6 @@ uint64_t RoundFinite(const FormatTraits& t, const Unpacked& u, bool neg,
         }  // s > 85: rem < 2^53 cannot reach the carry with 32 random bits.
         break;
     }
-    // DESIGN wording option: an exact tie between max finite and the next
-    // (unrepresentable) value stays at max finite.
-    if (up && tie && p.rounding == Rounding::kRN &&
-        p.overflow_tie == OverflowTie::kToMaxFinite) {
-      const uint64_t trunc_mag =
-          r >= (uint64_t{1} << t.man_bits)
-              ? ((static_cast<uint64_t>(q + t.man_bits + t.bias)) << t.man_bits) |
-                    (r - (uint64_t{1} << t.man_bits))
-              : r;
-      if (trunc_mag == t.max_code) return t.max_code | sign;
-    }
     r += up;
   }
   if (r >> (t.man_bits + 1)) {  // Carried into the next binade.
@@ -192,6 +182,15 @@ uint64_t RoundFinite(const FormatTraits& t, const Unpacked& u, bool neg,
   const uint64_t max_e = t.max_code >> t.man_bits;
   if (e_field > max_e ||
       (e_field == max_e && m_field > (t.max_code & LowMask(t.man_bits)))) {
+    // DESIGN wording option: an exact tie between max finite and the next
+    // (unrepresentable) value stays at max finite. Rounding up adds one to
+    // the magnitude code, so the truncated value was max finite exactly when
+    // the rounded one is max_code + 1.
+    if (up && tie && p.rounding == Rounding::kRN &&
+        p.overflow_tie == OverflowTie::kToMaxFinite &&
+        ((e_field << t.man_bits) | m_field) == t.max_code + 1) {
+      return t.max_code | sign;
+    }
     return Overflow(t, neg, p, /*is_inf=*/false);
   }
   return (e_field << t.man_bits) | m_field | sign;
@@ -218,14 +217,8 @@ int MaxExp(const FormatTraits& t) {
 }
 int MinLsbExp(const FormatTraits& t) { return MinNormalExp(t) - t.man_bits; }
 
-uint64_t LoadElement(const uint8_t* p, int bytes) {
-  uint64_t v = 0;
-  std::memcpy(&v, p, bytes);
-  return v;
-}
-void StoreElement(uint8_t* p, int bytes, uint64_t v) {
-  std::memcpy(p, &v, bytes);
-}
+using internal::LoadLE;
+using internal::StoreLE;
 
 }  // namespace
 
@@ -454,8 +447,8 @@ absl::Status ConvertArray(Format from, Format to, const EncodePolicy& policy,
   const int ib = Traits(from).storage_bytes;
   const int ob = Traits(to).storage_bytes;
   for (size_t i = 0; i < *n; ++i) {
-    const uint64_t v = LoadElement(in.data() + i * ib, ib);
-    StoreElement(out.data() + i * ob, ob,
+    const uint64_t v = LoadLE(in.data() + i * ib, ib);
+    StoreLE(out.data() + i * ob, ob,
                  Convert(from, to, v, policy, rbits.empty() ? 0 : rbits[i]));
   }
   return absl::OkStatus();

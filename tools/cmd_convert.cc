@@ -107,12 +107,8 @@ int RunConvert(const std::vector<std::string>& args) {
   if (!in.ok()) return Fail("convert", in.status());
   const int ib = Traits(*from).storage_bytes;
   const int ob = Traits(*to).storage_bytes;
-  if (in->size() % ib != 0) {
-    return Fail("convert", absl::InvalidArgumentError(absl::StrFormat(
-                               "input: %u bytes is not a multiple of the %s "
-                               "element size (%d bytes)",
-                               in->size(), Traits(*from).name, ib)));
-  }
+  // A size that is not a whole number of elements is reported by
+  // ConvertArray's argument check, before anything is written.
   const size_t n = in->size() / ib;
   std::vector<uint32_t> rbits;
   if (policy->rounding == Rounding::kRS && !IsExactConversion(*from, *to)) {

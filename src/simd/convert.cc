@@ -73,8 +73,7 @@ internal::ConvertParams MakeParams(Format from, Format to, const EncodePolicy& p
   p.dst_overflow_code = b.has_inf ? static_cast<uint32_t>(((1u << b.exp_bits) - 1) << b.man_bits)
                                   : static_cast<uint32_t>(b.canonical_nan);
   p.relu = policy.relu;
-  p.decode_only = IsExactConversion(from, to);
-  if (p.decode_only) {
+  if (IsExactConversion(from, to)) {
     // Exact: rounding cannot matter and Inf must stay Inf.
     p.rounding = Rounding::kRN;
     p.satfinite = false;

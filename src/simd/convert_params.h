@@ -31,7 +31,6 @@ struct ConvertParams {
   // Policy.
   Rounding rounding;
   bool satfinite, relu;
-  bool decode_only;  // Exact conversion: f32 result is final (after NaN/relu).
 };
 
 }  // namespace mxpack::internal

@@ -46,7 +46,7 @@ int RunDemo(const std::vector<std::string>& args) {
   std::printf("per-tensor scale: x / amax * max_finite(format), then encode rn.satfinite "
               "(ue8m0: rp)\n\n");
   std::printf("%-6s %10s %12s %12s %10s %6s %6s\n", "format", "max_finite",
-              "max_abs_err", "rmse", "sqnr_dB", "zeros", "sat");
+              "max_abs_err", "rmse", "sqnr_dB", "zeros", "at_max");
   for (Format f : {Format::kE2M1, Format::kE2M3, Format::kE3M2, Format::kE4M3,
                    Format::kE5M2, Format::kUE4M3, Format::kUE8M0, Format::kBF16,
                    Format::kF16}) {
@@ -56,7 +56,7 @@ int RunDemo(const std::vector<std::string>& args) {
     const double max_finite = scalar::ToDouble(f, t.max_code);
     const double scale = max_finite / amax;
     double max_err = 0, err_energy = 0;
-    size_t zeros = 0, saturated = 0;
+    size_t zeros = 0, at_max = 0;
     for (float x : w) {
       // Unsigned formats hold |x|: compare against |x| there.
       const double ref = t.has_sign ? x : std::fabs(x);
@@ -67,12 +67,12 @@ int RunDemo(const std::vector<std::string>& args) {
       max_err = std::fmax(max_err, std::fabs(err));
       err_energy += err * err;
       zeros += (back == 0 && ref != 0);
-      saturated += ((code & t.max_code) == t.max_code);
+      at_max += ((code & t.max_code) == t.max_code);  // |code| == max finite
     }
     const double rmse = std::sqrt(err_energy / static_cast<double>(w.size()));
     const double sqnr = 10.0 * std::log10(energy / std::fmax(err_energy, 1e-300));
     std::printf("%-6s %10.6g %12.6g %12.6g %10.2f %6zu %6zu\n", t.name, max_finite,
-                max_err, rmse, sqnr, zeros, saturated);
+                max_err, rmse, sqnr, zeros, at_max);
   }
   return 0;
 }
@@ -81,7 +81,7 @@ const bool kDemo = RegisterCommand(
     {"demo", "quantize a built-in weight tensor to every format and report errors",
      "demo\n\nQuantizes a built-in deterministic 4096-element weight tensor "
      "(Gaussian rows\nwith outliers) to every format with a per-tensor scale and "
-     "prints max error,\nRMSE, SQNR, underflows to zero and saturated codes.",
+     "prints max error,\nRMSE, SQNR, underflows to zero and codes at max finite magnitude.",
      {},
      RunDemo});
 

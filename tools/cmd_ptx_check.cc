@@ -25,7 +25,11 @@ int RunPtxCheck(const std::vector<std::string>& args) {
   // An unquoted full line arrives split into several arguments.
   const std::string line = absl::StrJoin(args, " ");
   const PtxCheckResult r = CheckPtx(line, absl::GetFlag(FLAGS_target));
-  std::fputs(r.text.c_str(), r.ok ? stdout : stderr);
+  // Families differ in whether their text ends with a newline; the printer
+  // owns the line ending.
+  FILE* f = r.ok ? stdout : stderr;
+  std::fputs(r.text.c_str(), f);
+  if (r.text.empty() || r.text.back() != '\n') std::fputc('\n', f);
   return r.ok ? 0 : 1;
 }
 

@@ -21,6 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "mxpack/pack.h"
 #include "mxpack/tcgen05.h"
@@ -87,6 +88,12 @@ class Tmem {
     return (static_cast<size_t>(cta) * tcgen05::kLanes + lane) * tcgen05::kColumns +
            column;
   }
+  // Checks shared by Cp and Shift: the op is `expected`, the instruction is
+  // valid, a peer CTA exists for cta_group::2, taddr is in range. Returns the
+  // number of CTAs written (1 or 2).
+  absl::StatusOr<int> CheckIssue(const tcgen05::Instruction& inst,
+                                 tcgen05::Op expected, absl::string_view who,
+                                 uint32_t taddr) const;
   absl::Status CheckLdSt(const tcgen05::Instruction& inst, int warp,
                          uint32_t taddr, tcgen05::Op expected) const;
 

@@ -74,13 +74,13 @@ absl::Status Tmem::Write(int lane, int column, uint32_t value, int cta) {
 
 void Tmem::Fill(uint32_t value) { std::fill(cells_.begin(), cells_.end(), value); }
 
-absl::Status Tmem::Cp(const tcgen05::Instruction& inst,
-                      absl::Span<const uint8_t> smem, uint64_t desc,
-                      uint32_t taddr, Fp6Container fp6,
-                      absl::Span<const uint8_t> peer_smem) {
-  if (inst.op != tcgen05::Op::kCp) {
+absl::StatusOr<int> Tmem::CheckIssue(const tcgen05::Instruction& inst,
+                                     tcgen05::Op expected, absl::string_view who,
+                                     uint32_t taddr) const {
+  if (inst.op != expected) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "Tmem::Cp: expected a tcgen05.cp instruction, got %s", Spelling(inst)));
+        "Tmem::%s: expected a tcgen05.%s instruction, got %s", who,
+        tcgen05::OpName(expected), Spelling(inst)));
   }
   if (absl::Status s = tcgen05::Validate(inst); !s.ok()) return s;
   const int ctas = inst.cta_group == tcgen05::CtaGroup::k2 ? 2 : 1;
@@ -90,6 +90,16 @@ absl::Status Tmem::Cp(const tcgen05::Instruction& inst,
         "true))");
   }
   if (absl::Status s = CheckTaddr(taddr); !s.ok()) return s;
+  return ctas;
+}
+
+absl::Status Tmem::Cp(const tcgen05::Instruction& inst,
+                      absl::Span<const uint8_t> smem, uint64_t desc,
+                      uint32_t taddr, Fp6Container fp6,
+                      absl::Span<const uint8_t> peer_smem) {
+  absl::StatusOr<int> issued = CheckIssue(inst, tcgen05::Op::kCp, "Cp", taddr);
+  if (!issued.ok()) return issued.status();
+  const int ctas = *issued;
   if (absl::Status s = CheckColumns(taddr, *tcgen05::NumColumns(inst), "tcgen05.cp");
       !s.ok()) {
     return s;
@@ -177,18 +187,9 @@ absl::Status Tmem::Cp(const tcgen05::Instruction& inst,
 }
 
 absl::Status Tmem::Shift(const tcgen05::Instruction& inst, uint32_t taddr) {
-  if (inst.op != tcgen05::Op::kShift) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "Tmem::Shift: expected a tcgen05.shift instruction, got %s", Spelling(inst)));
-  }
-  if (absl::Status s = tcgen05::Validate(inst); !s.ok()) return s;
-  const int ctas = inst.cta_group == tcgen05::CtaGroup::k2 ? 2 : 1;
-  if (ctas > num_ctas_) {
-    return absl::FailedPreconditionError(
-        ".cta_group::2: the Tmem has no peer CTA (construct Tmem(/*with_peer=*/"
-        "true))");
-  }
-  if (absl::Status s = CheckTaddr(taddr); !s.ok()) return s;
+  absl::StatusOr<int> issued = CheckIssue(inst, tcgen05::Op::kShift, "Shift", taddr);
+  if (!issued.ok()) return issued.status();
+  const int ctas = *issued;
   const uint32_t lane0 = tcgen05::TaddrLane(taddr);
   if (lane0 % 32 != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(

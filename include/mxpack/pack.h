@@ -148,6 +148,10 @@ namespace internal {
 absl::Status CheckPackArgs(Layout l, size_t codes, size_t packed_bytes);
 // `to` is f32/bf16/f16 and out_bytes a whole number n of its elements.
 absl::Status CheckDecodeArgs(Format to, size_t out_bytes, size_t* n);
+// Everything DecodePacked checks; sets *n to the element count.
+absl::Status CheckDecodePackedArgs(Layout src, Format elem, Format to,
+                                   size_t packed_bytes, size_t out_bytes,
+                                   size_t* n);
 // Everything EncodePacked checks; sets *n to the element count.
 absl::Status CheckEncodePackedArgs(Format from, Format elem, Layout dst,
                                    const EncodePolicy& policy, size_t in_bytes,

@@ -120,6 +120,14 @@ absl::Status CheckDecodeArgs(Format to, size_t out_bytes, size_t* n) {
   return absl::OkStatus();
 }
 
+absl::Status CheckDecodePackedArgs(Layout src, Format elem, Format to,
+                                   size_t packed_bytes, size_t out_bytes,
+                                   size_t* n) {
+  if (absl::Status s = CheckLayoutFormat(src, elem); !s.ok()) return s;
+  if (absl::Status s = CheckDecodeArgs(to, out_bytes, n); !s.ok()) return s;
+  return CheckPackArgs(src, *n, packed_bytes);
+}
+
 absl::Status CheckPackArgs(Layout l, size_t codes, size_t packed_bytes) {
   const size_t want = PackedBytes(l, codes);
   if (packed_bytes != want) {
@@ -324,12 +332,10 @@ absl::Status Compress(Layout dst, absl::Span<const uint8_t> b8x16,
 absl::Status DecodePacked(Layout src, Format elem, Format to,
                           absl::Span<const uint8_t> packed,
                           absl::Span<uint8_t> out) {
-  if (absl::Status s = CheckLayoutFormat(src, elem); !s.ok()) return s;
   size_t n = 0;
-  if (absl::Status s = internal::CheckDecodeArgs(to, out.size(), &n); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = internal::CheckPackArgs(src, n, packed.size()); !s.ok()) {
+  if (absl::Status s = internal::CheckDecodePackedArgs(src, elem, to, packed.size(),
+                                                       out.size(), &n);
+      !s.ok()) {
     return s;
   }
   const int ob = Traits(to).storage_bytes;

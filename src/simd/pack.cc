@@ -184,12 +184,10 @@ absl::Status DecodePacked(Layout src, Format elem, Format to,
   if (impl.target == Impl::kScalar) {
     return scalar::DecodePacked(src, elem, to, packed, out);
   }
-  if (absl::Status s = CheckLayoutFormat(src, elem); !s.ok()) return s;
   size_t n = 0;
-  if (absl::Status s = internal::CheckDecodeArgs(to, out.size(), &n); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = internal::CheckPackArgs(src, n, packed.size()); !s.ok()) {
+  if (absl::Status s = internal::CheckDecodePackedArgs(src, elem, to, packed.size(),
+                                                       out.size(), &n);
+      !s.ok()) {
     return s;
   }
   const size_t ob = static_cast<size_t>(Traits(to).storage_bytes);

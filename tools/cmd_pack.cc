@@ -200,7 +200,7 @@ const bool kUnpack = RegisterCommand(
 
 const bool kDecompress = RegisterCommand(
     {"decompress", "tcgen05.cp decompression: b4x16_p64/b6x16_p32 -> b8x16",
-     "decompress --src=b4x16_p64|b6x16_p32 [--fp6_container=low6|mid6]\n"
+     "decompress --src=b4x16_p64|b6x16_p32 [--fp6-container=low6|mid6]\n"
      "                  [--in=PATH] [--out=PATH] [--impl=best|scalar|TARGET]\n\n"
      "Emulates tcgen05.cp .b8x16.b4x16_p64 / .b8x16.b6x16_p32: every 16-byte\n"
      "input group becomes 16 8-bit containers. 4-bit codes go to bits [5:2];\n"
@@ -212,7 +212,7 @@ const bool kDecompress = RegisterCommand(
 
 const bool kCompress = RegisterCommand(
     {"compress", "inverse of decompress: b8x16 containers -> padded layout",
-     "compress --dst=b4x16_p64|b6x16_p32 [--fp6_container=low6|mid6]\n"
+     "compress --dst=b4x16_p64|b6x16_p32 [--fp6-container=low6|mid6]\n"
      "                [--in=PATH] [--out=PATH] [--impl=best|scalar|TARGET]\n\n"
      "A container with bits outside its payload is an error naming its index.\n"
      "Padding bytes are written as zero. Errors write nothing.",

@@ -14,6 +14,7 @@
 #include "hwy/targets.h"
 #include "mxpack/dispatch.h"
 #include "mxpack/scalar.h"
+#include "src/simd/encode_fast-inl.h"
 #include "tests/oracle.h"
 
 namespace mxpack {
@@ -153,6 +154,36 @@ INSTANTIATE_TEST_SUITE_P(AllTargets, ConvertTarget, ::testing::ValuesIn(Availabl
                          [](const ::testing::TestParamInfo<int64_t>& param_info) {
                            return std::string(hwy::TargetName(param_info.param));
                          });
+
+// The fast kernels' compile-time constants mirror the traits table.
+TEST(ConvertDispatch, FastFormatConstantsMatchTraits) {
+  for (Format f : kNarrow) {
+    const internal::FastFormat c = internal::FastFormatOf(f);
+    const FormatTraits& t = Traits(f);
+    EXPECT_EQ(c.bits, t.bits) << t.name;
+    EXPECT_EQ(c.man_bits, t.man_bits) << t.name;
+    EXPECT_EQ(c.bias, t.bias) << t.name;
+    EXPECT_EQ(c.has_sign, t.has_sign) << t.name;
+    EXPECT_EQ(c.max_code, t.max_code) << t.name;
+    EXPECT_EQ(c.nan_code, t.canonical_nan) << t.name;
+  }
+  for (Format f : {Format::kF16, Format::kBF16}) {
+    const internal::FastFormat c = internal::FastFormatOf(f);
+    const FormatTraits& t = Traits(f);
+    EXPECT_EQ(c.man_bits, t.man_bits) << t.name;
+    EXPECT_EQ(c.bias, t.bias) << t.name;
+    EXPECT_EQ(c.max_code, t.max_code) << t.name;
+    EXPECT_EQ(c.nan_code, t.canonical_nan) << t.name;
+  }
+  // nosat overflow codes: Inf where the format has one, else NaN.
+  for (Format f : {Format::kE4M3, Format::kE5M2, Format::kUE4M3, Format::kF16, Format::kBF16}) {
+    EncodePolicy nosat;
+    nosat.saturation = Saturation::kNoSat;
+    EXPECT_EQ(internal::FastFormatOf(f).overflow_code,
+              scalar::Convert(Format::kF32, f, 0x7F800000u, nosat))
+        << FormatName(f);
+  }
+}
 
 TEST(ConvertDispatch, TargetsAndImplNames) {
   const std::vector<int64_t> targets = AvailableTargets();

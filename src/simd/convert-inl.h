@@ -14,6 +14,7 @@
 
 #include "hwy/highway.h"
 #include "src/simd/convert_params.h"
+#include "src/simd/encode_fast-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace mxpack {
@@ -191,35 +192,64 @@ class ConvertCodec {
   }
 };
 
+// Wide sources as f32 bits in u32 lanes (exact), one loader per kind.
+template <internal::SrcKind kSrc>
+struct WideSource;
+
+template <>
+struct WideSource<internal::SrcKind::kF32> {
+  static constexpr size_t kBytes = 4;
+  template <class DU>
+  static HWY_INLINE hn::Vec<DU> Load(DU du, const uint8_t* in) {
+    return hn::LoadU(du, reinterpret_cast<const uint32_t*>(in));
+  }
+};
+
+template <>
+struct WideSource<internal::SrcKind::kBF16> {
+  static constexpr size_t kBytes = 2;
+  template <class DU>
+  static HWY_INLINE hn::Vec<DU> Load(DU du, const uint8_t* in) {
+    const hn::Rebind<uint16_t, DU> d16;
+    return hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(in))));
+  }
+};
+
+template <>
+struct WideSource<internal::SrcKind::kF16> {
+  static constexpr size_t kBytes = 2;
+  template <class DU>
+  static HWY_INLINE hn::Vec<DU> Load(DU du, const uint8_t* in) {
+    // In integer lanes: Highway 1.0.3's emulated f16 PromoteTo (targets
+    // without F16C) turns NaN into Inf.
+    //   f16: S EEEEE MMMMMMMMMM -> f32: S (E+112) M<<13; E=31 -> 255; E=0: M*2^-24
+    const hn::Rebind<uint16_t, DU> d16;
+    const hn::RebindToFloat<DU> df;
+    const hn::RebindToSigned<DU> di;
+    const auto h = hn::PromoteTo(du, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(in)));
+    const auto sign = hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)));
+    const auto e = hn::And(hn::ShiftRight<10>(h), hn::Set(du, 0x1Fu));
+    const auto m = hn::And(h, hn::Set(du, 0x3FFu));
+    auto v = hn::Or(hn::ShiftLeft<23>(hn::Add(e, hn::Set(du, 112u))), hn::ShiftLeft<13>(m));
+    v = hn::IfThenElse(hn::Eq(e, hn::Set(du, 31u)),
+                       hn::Or(hn::Set(du, 0x7F800000u), hn::ShiftLeft<13>(m)), v);
+    const auto sub = hn::BitCast(du, hn::Mul(hn::ConvertTo(df, hn::BitCast(di, m)),
+                                             hn::Set(df, 5.9604644775390625e-8f)));  // 2^-24
+    v = hn::IfThenElse(hn::Eq(e, hn::Zero(du)), sub, v);
+    return hn::Or(v, sign);
+  }
+};
+
 // Loads N source elements into u32 lanes holding f32 bits (or narrow codes).
 template <class DU>
 HWY_INLINE hn::Vec<DU> LoadSource(DU du, const internal::ConvertParams& p, const uint8_t* in) {
   switch (p.src) {
     case internal::SrcKind::kF32:
-      return hn::LoadU(du, reinterpret_cast<const uint32_t*>(in));
-    case internal::SrcKind::kF16: {
-      // In integer lanes: Highway 1.0.3's emulated f16 PromoteTo (targets
-      // without F16C) turns NaN into Inf.
-      //   f16: S EEEEE MMMMMMMMMM -> f32: S (E+112) M<<13; E=31 -> 255; E=0: M*2^-24
-      const hn::Rebind<uint16_t, DU> d16;
-      const hn::RebindToFloat<DU> df;
-      const hn::RebindToSigned<DU> di;
-      const auto h = hn::PromoteTo(du, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(in)));
-      const auto sign = hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)));
-      const auto e = hn::And(hn::ShiftRight<10>(h), hn::Set(du, 0x1Fu));
-      const auto m = hn::And(h, hn::Set(du, 0x3FFu));
-      auto v = hn::Or(hn::ShiftLeft<23>(hn::Add(e, hn::Set(du, 112u))), hn::ShiftLeft<13>(m));
-      v = hn::IfThenElse(hn::Eq(e, hn::Set(du, 31u)),
-                         hn::Or(hn::Set(du, 0x7F800000u), hn::ShiftLeft<13>(m)), v);
-      const auto sub = hn::BitCast(du, hn::Mul(hn::ConvertTo(df, hn::BitCast(di, m)),
-                                               hn::Set(df, 5.9604644775390625e-8f)));  // 2^-24
-      v = hn::IfThenElse(hn::Eq(e, hn::Zero(du)), sub, v);
-      return hn::Or(v, sign);
-    }
-    case internal::SrcKind::kBF16: {
-      const hn::Rebind<uint16_t, DU> d16;
-      return hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(in))));
-    }
+      return WideSource<internal::SrcKind::kF32>::Load(du, in);
+    case internal::SrcKind::kF16:
+      return WideSource<internal::SrcKind::kF16>::Load(du, in);
+    case internal::SrcKind::kBF16:
+      return WideSource<internal::SrcKind::kBF16>::Load(du, in);
     default: {
       const hn::Rebind<uint8_t, DU> d8;
       return hn::PromoteTo(du, hn::LoadU(d8, in));
@@ -227,17 +257,30 @@ HWY_INLINE hn::Vec<DU> LoadSource(DU du, const internal::ConvertParams& p, const
   }
 }
 
-template <class DU>
-HWY_INLINE void StoreDest(DU du, const internal::ConvertParams& p, hn::Vec<DU> v, uint8_t* out) {
+// Stores the low kBytes bytes of every u32 lane (values fit: codes are
+// < 2^(8 kBytes), so the saturating demotions never saturate).
+template <int kBytes, class DU>
+HWY_INLINE void StoreLanes(DU du, hn::Vec<DU> v, uint8_t* out) {
   const hn::RebindToSigned<DU> di;
-  if (p.dst_bytes == 4) {
+  if (kBytes == 4) {
     hn::StoreU(v, du, reinterpret_cast<uint32_t*>(out));
-  } else if (p.dst_bytes == 2) {
+  } else if (kBytes == 2) {
     const hn::Rebind<uint16_t, DU> d16;
     hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, v)), d16, reinterpret_cast<uint16_t*>(out));
   } else {
     const hn::Rebind<uint8_t, DU> d8;
     hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di, v)), d8, out);
+  }
+}
+
+template <class DU>
+HWY_INLINE void StoreDest(DU du, const internal::ConvertParams& p, hn::Vec<DU> v, uint8_t* out) {
+  if (p.dst_bytes == 4) {
+    StoreLanes<4>(du, v, out);
+  } else if (p.dst_bytes == 2) {
+    StoreLanes<2>(du, v, out);
+  } else {
+    StoreLanes<1>(du, v, out);
   }
 }
 
@@ -257,34 +300,239 @@ HWY_INLINE hn::Vec<ConvertCodec::DU> ConvertOne(const internal::ConvertParams& p
   return ConvertCodec::Encode<kMode>(p, x, rbits);
 }
 
+// Runs `step(in_ptr, out_ptr)` (one vector of N elements) over n elements:
+// whole vectors (two per iteration), then one step through zero-padded
+// aligned buffers for the tail (STYLE.md tail rule). `rb` is the random-bits
+// pointer of rs (or nullptr) and advances with the elements.
+template <size_t kInBytes, size_t kOutBytes, class DU, class Step>
+HWY_INLINE void ForEachVector(DU du, const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                              const uint32_t* HWY_RESTRICT rb, size_t n, const Step& step) {
+  const size_t N = hn::Lanes(du);
+  size_t i = 0;
+  for (; i + 2 * N <= n; i += 2 * N) {
+    step(in + i * kInBytes, out + i * kOutBytes, rb ? rb + i : nullptr);
+    step(in + (i + N) * kInBytes, out + (i + N) * kOutBytes, rb ? rb + i + N : nullptr);
+  }
+  for (; i + N <= n; i += N) step(in + i * kInBytes, out + i * kOutBytes, rb ? rb + i : nullptr);
+  if (i == n) return;
+  HWY_ALIGN uint8_t in_buf[hn::MaxLanes(du) * kInBytes] = {};
+  HWY_ALIGN uint8_t out_buf[hn::MaxLanes(du) * kOutBytes];
+  HWY_ALIGN uint32_t rb_buf[hn::MaxLanes(du)] = {};
+  const size_t rest = n - i;
+  std::memcpy(in_buf, in + i * kInBytes, rest * kInBytes);
+  if (rb) std::memcpy(rb_buf, rb + i, rest * 4);
+  step(in_buf, out_buf, rb ? rb_buf : nullptr);
+  std::memcpy(out + i * kOutBytes, out_buf, rest * kOutBytes);
+}
+
+// The generic kernel: runtime formats and policy (rz/rm/rp/rs, relu, ue8m0
+// and everything without a specialization below).
 template <Rounding kMode>
-void ConvertLoop(const internal::ConvertParams& p, const uint8_t* HWY_RESTRICT in,
+void ConvertLoop(const internal::ConvertParams& params, const uint8_t* HWY_RESTRICT in,
                  uint8_t* HWY_RESTRICT out, const uint32_t* HWY_RESTRICT rbits, size_t n) {
   using DU = ConvertCodec::DU;
   const DU du;
+  // A local copy: stores through uint8_t* may alias a referenced struct, which
+  // would force the compiler to reload every field per vector.
+  const internal::ConvertParams p = params;
+  const uint32_t* rb = kMode == Rounding::kRS ? rbits : nullptr;
+  const auto step = [&p, du](const uint8_t* src, uint8_t* dst, const uint32_t* r) {
+    const auto raw = LoadSource(du, p, src);
+    const auto rv = r ? hn::LoadU(du, r) : hn::Zero(du);
+    StoreDest(du, p, ConvertOne<kMode>(p, raw, rv), dst);
+  };
+  // Byte sizes are runtime here: index by element through the widest sizes.
   const size_t N = hn::Lanes(du);
-  const bool use_rbits = kMode == Rounding::kRS && rbits != nullptr;
+  const size_t ib = static_cast<size_t>(p.src_bytes), ob = static_cast<size_t>(p.dst_bytes);
   size_t i = 0;
-  for (; i + N <= n; i += N) {
-    const auto raw = LoadSource(du, p, in + i * p.src_bytes);
-    const auto rb = use_rbits ? hn::LoadU(du, rbits + i) : hn::Zero(du);
-    StoreDest(du, p, ConvertOne<kMode>(p, raw, rb), out + i * p.dst_bytes);
-  }
+  for (; i + N <= n; i += N) step(in + i * ib, out + i * ob, rb ? rb + i : nullptr);
   if (i == n) return;
-  // Tail: one full-vector step through zero-padded buffers.
   HWY_ALIGN uint8_t in_buf[hn::MaxLanes(du) * 4] = {};
-  HWY_ALIGN uint8_t out_buf[hn::MaxLanes(du) * 4] = {};
+  HWY_ALIGN uint8_t out_buf[hn::MaxLanes(du) * 4];
   HWY_ALIGN uint32_t rb_buf[hn::MaxLanes(du)] = {};
   const size_t rest = n - i;
-  std::memcpy(in_buf, in + i * p.src_bytes, rest * p.src_bytes);
-  if (use_rbits) std::memcpy(rb_buf, rbits + i, rest * 4);
-  StoreDest(du, p, ConvertOne<kMode>(p, LoadSource(du, p, in_buf), hn::Load(du, rb_buf)), out_buf);
-  std::memcpy(out + i * p.dst_bytes, out_buf, rest * p.dst_bytes);
+  std::memcpy(in_buf, in + i * ib, rest * ib);
+  if (rb) std::memcpy(rb_buf, rb + i, rest * 4);
+  step(in_buf, out_buf, rb ? rb_buf : nullptr);
+  std::memcpy(out + i * ob, out_buf, rest * ob);
+}
+
+// ---------------------------------------------------------------------------
+// Specialized kernels: formats and policy known at compile time.
+
+// Narrow code (u32 lanes) -> exact f32 bits, NaN -> 0x7FFFFFFF.
+template <Format kFrom>
+struct FastDecodeNarrow {
+  static constexpr internal::FastFormat kT = internal::FastFormatOf(kFrom);
+  static constexpr int kMagBits = kT.has_sign ? kT.bits - 1 : kT.bits;
+  static constexpr uint32_t kMagMask = (1u << kMagBits) - 1;
+  static constexpr int kShift = 23 - kT.man_bits;
+  static constexpr uint32_t kRebias = static_cast<uint32_t>(127 - kT.bias) << 23;
+  static constexpr uint32_t kMinNormalBits = static_cast<uint32_t>(128 - kT.bias) << 23;
+
+  template <class DU>
+  static HWY_INLINE hn::Vec<DU> ToF32(DU du, hn::Vec<DU> c) {
+    const hn::RebindToFloat<DU> df;
+    if (kFrom == Format::kUE8M0) {
+      // 2^(c-127): exponent field c; 0x00 is the f32 subnormal 2^-127.
+      const auto v = hn::IfThenElse(hn::Eq(c, hn::Zero(du)), hn::Set(du, 0x00400000u),
+                                    hn::ShiftLeft<23>(c));
+      return hn::IfThenElse(hn::Eq(c, hn::Set(du, 0xFFu)), hn::Set(du, 0x7FFFFFFFu), v);
+    }
+    const auto mag = kT.has_sign ? hn::And(c, hn::Set(du, kMagMask)) : c;
+    // Normal: rebias the exponent,  0 EEEE MMM -> 0 (E+127-bias) MMM<<20.
+    const auto shifted = hn::ShiftLeft<kShift>(mag);
+    auto v = hn::Add(shifted, hn::Set(du, kRebias));
+    // Subnormal (E = 0): m * 2^(1-bias-man) = 1.m * 2^(1-bias) - 2^(1-bias),
+    // an exact f32 subtraction of two normal operands.
+    const auto min_normal = hn::Set(du, kMinNormalBits);
+    const auto sub = hn::BitCast(du, hn::Sub(hn::BitCast(df, hn::Add(shifted, min_normal)),
+                                             hn::BitCast(df, min_normal)));
+    v = hn::IfThenElse(hn::Lt(mag, hn::Set(du, 1u << kT.man_bits)), sub, v);
+    if (kFrom == Format::kE5M2) {  // S 11111 00 = Inf
+      v = hn::IfThenElse(hn::Eq(mag, hn::Set(du, 0x7Cu)), hn::Set(du, 0x7F800000u), v);
+    }
+    if (kT.has_sign) v = hn::Or(v, hn::ShiftLeft<32 - kT.bits>(hn::And(c, hn::Set(du, 1u << (kT.bits - 1)))));
+    if (kT.nan_code != kT.max_code) {  // e4m3/ue4m3: mag 0x7F; e5m2: mag > 0x7C
+      const auto is_nan = kFrom == Format::kE5M2 ? hn::Gt(mag, hn::Set(du, 0x7Cu))
+                                                 : hn::Eq(mag, hn::Set(du, 0x7Fu));
+      v = hn::IfThenElse(is_nan, hn::Set(du, 0x7FFFFFFFu), v);
+    }
+    return v;
+  }
+};
+
+// f32/f16/bf16 -> kTo (rn, compile-time saturation and relu).
+template <internal::SrcKind kSrc, Format kTo, bool kSatFinite, bool kRelu>
+void FastEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, size_t n) {
+  using Src = WideSource<kSrc>;
+  constexpr int kOutBytes = internal::FastFormatOf(kTo).bits > 8 ? 2 : 1;
+  const hn::ScalableTag<uint32_t> du;
+  ForEachVector<Src::kBytes, kOutBytes>(
+      du, in, out, nullptr, n, [du](const uint8_t* src, uint8_t* dst, const uint32_t*) {
+        const auto code = FastEncodeF32<kTo, kSatFinite, kRelu>::EncodeRn(du, Src::Load(du, src));
+        StoreLanes<kOutBytes>(du, code, dst);
+      });
+}
+
+// Narrow -> f32 / bf16 / f16 (exact, relu off).
+template <Format kFrom, Format kTo>
+void FastDecodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, size_t n) {
+  constexpr int kOutBytes = kTo == Format::kF32 ? 4 : 2;
+  if (kFrom == Format::kE5M2 && kTo == Format::kF16) {
+    // e5m2 is the top byte of an f16; only NaN payloads need canonicalizing.
+    const hn::ScalableTag<uint16_t> d16;
+    const hn::Rebind<uint8_t, decltype(d16)> d8;
+    const hn::RebindToSigned<decltype(d16)> di16;
+    ForEachVector<1, 2>(d16, in, out, nullptr, n,
+                        [d16, d8, di16](const uint8_t* src, uint8_t* dst, const uint32_t*) {
+                          const auto h = hn::ShiftLeft<8>(hn::PromoteTo(d16, hn::LoadU(d8, src)));
+                          const auto mag = hn::BitCast(di16, hn::And(h, hn::Set(d16, uint16_t{0x7FFF})));
+                          const auto is_nan = hn::RebindMask(d16, hn::Gt(mag, hn::Set(di16, int16_t{0x7C00})));
+                          hn::StoreU(hn::IfThenElse(is_nan, hn::Set(d16, uint16_t{0x7FFF}), h), d16,
+                                     reinterpret_cast<uint16_t*>(dst));
+                        });
+    return;
+  }
+  const hn::ScalableTag<uint32_t> du;
+  const hn::Rebind<uint8_t, decltype(du)> d8;
+  ForEachVector<1, kOutBytes>(du, in, out, nullptr, n,
+                              [du, d8](const uint8_t* src, uint8_t* dst, const uint32_t*) {
+                                auto v = FastDecodeNarrow<kFrom>::ToF32(du, hn::PromoteTo(du, hn::LoadU(d8, src)));
+                                if (kTo == Format::kBF16) {
+                                  v = hn::ShiftRight<16>(v);  // exact: low 16 bits are zero
+                                } else if (kTo == Format::kF16) {
+                                  v = FastEncodeF32<Format::kF16, false>::EncodeRn(du, v);
+                                }
+                                StoreLanes<kOutBytes>(du, v, dst);
+                              });
+}
+
+template <internal::SrcKind kSrc, Format kTo, bool kSatFinite>
+HWY_INLINE bool TryFastEncodeSat(bool relu, const uint8_t* in, uint8_t* out, size_t n) {
+  if constexpr (internal::HasFastEncode(kTo, kSatFinite, false)) {
+    if (!relu) {
+      FastEncodeArray<kSrc, kTo, kSatFinite, false>(in, out, n);
+      return true;
+    }
+    if constexpr (internal::HasFastEncode(kTo, kSatFinite, true)) {
+      FastEncodeArray<kSrc, kTo, kSatFinite, true>(in, out, n);
+      return true;
+    }
+  }
+  return false;
+}
+
+template <internal::SrcKind kSrc, Format kTo>
+HWY_INLINE bool TryFastEncode(const internal::ConvertParams& p, const uint8_t* in, uint8_t* out,
+                              size_t n) {
+  return p.satfinite ? TryFastEncodeSat<kSrc, kTo, true>(p.relu, in, out, n)
+                     : TryFastEncodeSat<kSrc, kTo, false>(p.relu, in, out, n);
+}
+
+template <internal::SrcKind kSrc>
+HWY_INLINE bool TryFastEncodeFrom(const internal::ConvertParams& p, const uint8_t* in,
+                                  uint8_t* out, size_t n) {
+  switch (p.to) {
+    case Format::kE2M1: return TryFastEncode<kSrc, Format::kE2M1>(p, in, out, n);
+    case Format::kE2M3: return TryFastEncode<kSrc, Format::kE2M3>(p, in, out, n);
+    case Format::kE3M2: return TryFastEncode<kSrc, Format::kE3M2>(p, in, out, n);
+    case Format::kE4M3: return TryFastEncode<kSrc, Format::kE4M3>(p, in, out, n);
+    case Format::kE5M2: return TryFastEncode<kSrc, Format::kE5M2>(p, in, out, n);
+    case Format::kUE4M3: return TryFastEncode<kSrc, Format::kUE4M3>(p, in, out, n);
+    case Format::kF16: return TryFastEncode<kSrc, Format::kF16>(p, in, out, n);
+    case Format::kBF16: return TryFastEncode<kSrc, Format::kBF16>(p, in, out, n);
+    default: return false;
+  }
+}
+
+template <Format kFrom>
+HWY_INLINE bool TryFastDecode(Format to, const uint8_t* in, uint8_t* out, size_t n) {
+  switch (to) {
+    case Format::kF32: FastDecodeArray<kFrom, Format::kF32>(in, out, n); return true;
+    case Format::kBF16: FastDecodeArray<kFrom, Format::kBF16>(in, out, n); return true;
+    case Format::kF16:
+      if constexpr (kFrom == Format::kUE8M0) {
+        return false;  // rejected by ValidateConversion
+      } else {
+        FastDecodeArray<kFrom, Format::kF16>(in, out, n);
+        return true;
+      }
+    default: return false;
+  }
+}
+
+// Runs a compile-time specialized kernel when one covers p: rn encodes from
+// f32/f16/bf16 (both saturations where legal, with or without relu), and
+// relu-free narrow decodes to f32/bf16/f16.
+HWY_INLINE bool TryFastPath(const internal::ConvertParams& p, const uint8_t* in, uint8_t* out,
+                            size_t n) {
+  if (p.src == internal::SrcKind::kNarrow) {
+    if (!p.exact || p.relu) return false;
+    switch (p.from) {
+      case Format::kE2M1: return TryFastDecode<Format::kE2M1>(p.to, in, out, n);
+      case Format::kE2M3: return TryFastDecode<Format::kE2M3>(p.to, in, out, n);
+      case Format::kE3M2: return TryFastDecode<Format::kE3M2>(p.to, in, out, n);
+      case Format::kE4M3: return TryFastDecode<Format::kE4M3>(p.to, in, out, n);
+      case Format::kE5M2: return TryFastDecode<Format::kE5M2>(p.to, in, out, n);
+      case Format::kUE8M0: return TryFastDecode<Format::kUE8M0>(p.to, in, out, n);
+      case Format::kUE4M3: return TryFastDecode<Format::kUE4M3>(p.to, in, out, n);
+      default: return false;
+    }
+  }
+  if (p.rounding != Rounding::kRN) return false;
+  switch (p.src) {
+    case internal::SrcKind::kF32: return TryFastEncodeFrom<internal::SrcKind::kF32>(p, in, out, n);
+    case internal::SrcKind::kF16: return TryFastEncodeFrom<internal::SrcKind::kF16>(p, in, out, n);
+    case internal::SrcKind::kBF16: return TryFastEncodeFrom<internal::SrcKind::kBF16>(p, in, out, n);
+    default: return false;
+  }
 }
 
 // Per-target entry point (exported through HWY_EXPORT in convert.cc).
 inline void ConvertArrayT(const internal::ConvertParams& p, const uint8_t* in, uint8_t* out,
                           const uint32_t* rbits, size_t n) {
+  if (TryFastPath(p, in, out, n)) return;
   switch (p.rounding) {
     case Rounding::kRN: return ConvertLoop<Rounding::kRN>(p, in, out, rbits, n);
     case Rounding::kRZ: return ConvertLoop<Rounding::kRZ>(p, in, out, rbits, n);

@@ -42,6 +42,9 @@ internal::ConvertParams MakeParams(Format from, Format to, const EncodePolicy& p
   const FormatTraits& a = Traits(from);
   const FormatTraits& b = Traits(to);
   internal::ConvertParams p{};
+  p.from = from;
+  p.to = to;
+  p.exact = IsExactConversion(from, to);
   p.src = SrcKindOf(from);
   p.src_bytes = a.storage_bytes;
   p.dst_bytes = b.storage_bytes;

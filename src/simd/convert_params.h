@@ -14,6 +14,8 @@ enum class SrcKind : uint8_t { kF32, kF16, kBF16, kNarrow };
 enum class DstKind : uint8_t { kNarrow, kF16BF16, kF32, kUE8M0 };
 
 struct ConvertParams {
+  Format from, to;  // selects a compile-time specialized kernel when one exists
+  bool exact;       // IsExactConversion(from, to): a decode
   SrcKind src;
   DstKind dst;
   int src_bytes;

@@ -1,0 +1,152 @@
+// Compile-time specialized round-to-nearest-even encoders from f32 bits, for
+// the hot SIMD paths (convert, fused pack, MX block quantizer).
+//
+// Stable interface (other kernels include this header):
+//
+//   template <Format kTo, bool kSatFinite, bool kRelu = false>
+//   struct FastEncodeF32 {
+//     template <class DU32>
+//     static hn::Vec<DU32> EncodeRn(DU32 du, hn::Vec<DU32> f32_bits);
+//   };
+//
+// `f32_bits` holds f32 values as bits in u32 lanes (any u32 tag: full,
+// partial or Rebind); the result holds the destination code in the low bits of
+// each lane, upper bits zero. It is bit-identical to scalar::Convert(kF32, kTo,
+// bits, {kRN, kSatFinite ? kSatFinite : kNoSat, kRelu}) for every input,
+// including NaN, Inf, f32 subnormals and signed zero (OverflowTie::kEven).
+// FastFormatOf also describes ue8m0 (for decoders); it has no rn encoder.
+// kTo: e2m1, e2m3, e3m2, e4m3, e5m2, ue4m3, f16, bf16 (nosat only where the
+// policy is legal: e4m3, e5m2, ue4m3, f16, bf16; relu only for signed kTo).
+//
+// Requires the default floating-point environment (round to nearest even,
+// FP exceptions masked). The subnormal path adds a magic constant in f32; with
+// DAZ/FTZ set the results are unchanged (f32 subnormal inputs round to zero in
+// every format that takes this path, and the sum is never subnormal).
+
+#if defined(MXPACK_SRC_SIMD_ENCODE_FAST_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef MXPACK_SRC_SIMD_ENCODE_FAST_INL_H_
+#undef MXPACK_SRC_SIMD_ENCODE_FAST_INL_H_
+#else
+#define MXPACK_SRC_SIMD_ENCODE_FAST_INL_H_
+#endif
+
+#include <cstdint>
+
+#include "hwy/highway.h"
+#include "mxpack/format.h"
+
+// Target-independent constants: defined once (outside the per-target part).
+#ifndef MXPACK_SRC_SIMD_ENCODE_FAST_CONSTANTS_
+#define MXPACK_SRC_SIMD_ENCODE_FAST_CONSTANTS_
+namespace mxpack::internal {
+
+// The FormatTraits fields the fast encoders need, as constants (format.cc's
+// table is not constexpr; tests/convert_test.cc checks that these agree).
+struct FastFormat {
+  int bits, man_bits, bias;
+  bool has_sign;
+  uint32_t max_code;       // largest positive finite code
+  uint32_t nan_code;       // canonical NaN (fp4/fp6: positive max finite)
+  uint32_t overflow_code;  // nosat overflow: Inf, else NaN (fp4/fp6: unused)
+};
+
+constexpr FastFormat FastFormatOf(Format f) {
+  switch (f) {
+    case Format::kE2M1: return {4, 1, 1, true, 0x7, 0x7, 0x7};
+    case Format::kE2M3: return {6, 3, 1, true, 0x1F, 0x1F, 0x1F};
+    case Format::kE3M2: return {6, 2, 3, true, 0x1F, 0x1F, 0x1F};
+    case Format::kE4M3: return {8, 3, 7, true, 0x7E, 0x7F, 0x7F};
+    case Format::kE5M2: return {8, 2, 15, true, 0x7B, 0x7F, 0x7C};
+    case Format::kUE4M3: return {8, 3, 7, false, 0x7E, 0x7F, 0x7F};
+    case Format::kUE8M0: return {8, 0, 127, false, 0xFE, 0xFF, 0xFF};
+    case Format::kF16: return {16, 10, 15, true, 0x7BFF, 0x7FFF, 0x7C00};
+    case Format::kBF16: return {16, 7, 127, true, 0x7F7F, 0x7FFF, 0x7F80};
+    default: return {0, 0, 0, false, 0, 0, 0};  // no fast encoder
+  }
+}
+
+// True for the destinations FastEncodeF32<kTo, kSatFinite, kRelu> covers.
+constexpr bool HasFastEncode(Format to, bool satfinite, bool relu) {
+  const FastFormat t = FastFormatOf(to);
+  if (t.bits == 0 || to == Format::kUE8M0) return false;  // ue8m0 has no rn
+  const bool has_nan_or_inf = t.overflow_code != t.max_code;
+  return (satfinite || has_nan_or_inf) && (!relu || t.has_sign);
+}
+
+}  // namespace mxpack::internal
+#endif  // MXPACK_SRC_SIMD_ENCODE_FAST_CONSTANTS_
+
+HWY_BEFORE_NAMESPACE();
+namespace mxpack {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <Format kTo, bool kSatFinite, bool kRelu = false>
+struct FastEncodeF32 {
+  static_assert(internal::HasFastEncode(kTo, kSatFinite, kRelu),
+                "no fast rn encoder for this destination/policy (fp4/fp6 have no "
+                "nosat, unsigned formats no relu, ue8m0 no rn)");
+  static constexpr internal::FastFormat kT = internal::FastFormatOf(kTo);
+  static constexpr int kShift = 23 - kT.man_bits;  // discarded f32 mantissa bits
+  static constexpr int kEmin = 1 - kT.bias;       // smallest normal exponent
+  // f32 bits of the smallest normal of kTo: below it the subnormal grid applies.
+  static constexpr uint32_t kMinNormalBits = static_cast<uint32_t>(kEmin + 127) << 23;
+  // Normal path, one add: rebias the exponent (127 -> bias) and add half an
+  // ulp minus one; the lsb of the kept part is added separately (ties to even).
+  static constexpr uint32_t kNormalAdd =
+      ((1u << (kShift - 1)) - 1u) - (static_cast<uint32_t>(127 - kT.bias) << 23);
+  // Subnormal path: C = 2^(emin - man + 23). |x| + C (|x| < 2^emin) lies in
+  // C's binade, whose ulp is the subnormal ulp 2^(emin - man), so the f32 add
+  // rounds |x| to that grid once (ties to even) and bits(sum) - bits(C) is the
+  // code (2^man = the smallest normal when it rounds up).
+  static constexpr uint32_t kMagicBits =
+      static_cast<uint32_t>(kEmin - kT.man_bits + 23 + 127) << 23;
+  // bf16 shares f32's exponent range: f32 subnormals are bf16 subnormals on
+  // the same aligned grid, so the integer path covers them too.
+  static constexpr bool kNeedsSubnormalPath = kTo != Format::kBF16;
+  // Largest magnitude code: satfinite clamps to max finite; nosat sends
+  // everything above max finite (and Inf) to Inf, or to NaN without Inf.
+  static constexpr uint32_t kClamp = kSatFinite ? kT.max_code : kT.overflow_code;
+
+  template <class DU32>
+  static HWY_INLINE hn::Vec<DU32> EncodeRn(DU32 du, hn::Vec<DU32> f32_bits) {
+    const hn::RebindToSigned<DU32> di;
+    const hn::RebindToFloat<DU32> df;
+    using VU = hn::Vec<DU32>;
+    const VU abs = hn::And(f32_bits, hn::Set(du, 0x7FFFFFFFu));
+    // Normal: code = (|x| + kNormalAdd + lsb) >> kShift, where lsb is bit
+    // kShift of |x|. A carry out of the mantissa rolls into the exponent, and
+    // values beyond max finite give codes above max_code (clamped below).
+    //   |x| = 0 EEEEEEEE MMM|ddddddddddddddddddddd   (e4m3: kShift = 20)
+    const VU lsb = hn::And(hn::ShiftRight<kShift>(abs), hn::Set(du, 1u));
+    VU code = hn::ShiftRight<kShift>(hn::Add(hn::Add(abs, hn::Set(du, kNormalAdd)), lsb));
+    const hn::Vec<decltype(di)> abs_i = hn::BitCast(di, abs);
+    if (kNeedsSubnormalPath) {
+      const VU magic = hn::Set(du, kMagicBits);
+      const VU sub = hn::Sub(
+          hn::BitCast(du, hn::Add(hn::BitCast(df, abs), hn::BitCast(df, magic))), magic);
+      const auto is_sub = hn::Lt(abs_i, hn::Set(di, static_cast<int32_t>(kMinNormalBits)));
+      code = hn::IfThenElse(hn::RebindMask(du, is_sub), sub, code);
+    }
+    // Codes are < 2^31 (|x| < 2^31), so the signed min is the unsigned one.
+    code = hn::BitCast(du, hn::Min(hn::BitCast(di, code),
+                                   hn::Set(di, static_cast<int32_t>(kClamp))));
+    const auto is_nan = hn::RebindMask(du, hn::Gt(abs_i, hn::Set(di, 0x7F800000)));
+    if (kRelu) {
+      // Negative values and -0 become +0 (NaN is handled below).
+      code = hn::IfThenZeroElse(hn::RebindMask(du, hn::Lt(hn::BitCast(di, f32_bits), hn::Zero(di))),
+                                code);
+    } else if (kT.has_sign) {
+      // Sign bit 31 -> bit (bits - 1).
+      code = hn::OrAnd(code, hn::ShiftRight<32 - kT.bits>(f32_bits),
+                       hn::Set(du, 1u << (kT.bits - 1)));
+    }
+    return hn::IfThenElse(is_nan, hn::Set(du, kT.nan_code), code);
+  }
+};
+
+}  // namespace HWY_NAMESPACE
+}  // namespace mxpack
+HWY_AFTER_NAMESPACE();
+
+#endif  // MXPACK_SRC_SIMD_ENCODE_FAST_INL_H_

@@ -16,7 +16,10 @@ void BM_Convert(benchmark::State& state) {
   std::vector<uint8_t> in(n * ib), out(n * ob);
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(RandomBits(1, i));
   if (IsNarrow(kFrom)) {
-    for (auto& b : in) b = static_cast<uint8_t>(b & 0x77);  // valid codes for every format
+    // Valid codes: fp4/fp6 use the low bits, ue4m3 requires a zero MSB.
+    const FormatTraits& t = Traits(kFrom);
+    const int width = t.exp_bits + t.man_bits + (t.has_sign ? 1 : 0);
+    for (auto& b : in) b = static_cast<uint8_t>(b & ((1u << width) - 1));
   }
   EncodePolicy p;
   if (kTo == Format::kUE8M0) p.rounding = Rounding::kRP;

@@ -300,29 +300,78 @@ HWY_INLINE hn::Vec<ConvertCodec::DU> ConvertOne(const internal::ConvertParams& p
   return ConvertCodec::Encode<kMode>(p, x, rbits);
 }
 
-// Runs `step(in_ptr, out_ptr)` (one vector of N elements) over n elements:
-// whole vectors (two per iteration), then one step through zero-padded
-// aligned buffers for the tail (STYLE.md tail rule). `rb` is the random-bits
-// pointer of rs (or nullptr) and advances with the elements.
-template <size_t kInBytes, size_t kOutBytes, class DU, class Step>
-HWY_INLINE void ForEachVector(DU du, const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
-                              const uint32_t* HWY_RESTRICT rb, size_t n, const Step& step) {
-  const size_t N = hn::Lanes(du);
+// Runs `step(in_ptr, out_ptr)` over n elements, kGroup * N elements per step
+// (N = Lanes(d)): whole steps first, then exactly one step through
+// zero-padded aligned buffers for the tail (STYLE.md tail rule).
+template <size_t kInBytes, size_t kOutBytes, size_t kGroup, class D, class Step>
+HWY_INLINE void ForEachStep(D d, const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                            size_t n, const Step& step) {
+  const size_t G = kGroup * hn::Lanes(d);
   size_t i = 0;
-  for (; i + 2 * N <= n; i += 2 * N) {
-    step(in + i * kInBytes, out + i * kOutBytes, rb ? rb + i : nullptr);
-    step(in + (i + N) * kInBytes, out + (i + N) * kOutBytes, rb ? rb + i + N : nullptr);
-  }
-  for (; i + N <= n; i += N) step(in + i * kInBytes, out + i * kOutBytes, rb ? rb + i : nullptr);
+  for (; i + G <= n; i += G) step(in + i * kInBytes, out + i * kOutBytes);
   if (i == n) return;
-  HWY_ALIGN uint8_t in_buf[hn::MaxLanes(du) * kInBytes] = {};
-  HWY_ALIGN uint8_t out_buf[hn::MaxLanes(du) * kOutBytes];
-  HWY_ALIGN uint32_t rb_buf[hn::MaxLanes(du)] = {};
+  HWY_ALIGN uint8_t in_buf[kGroup * hn::MaxLanes(d) * kInBytes] = {};
+  HWY_ALIGN uint8_t out_buf[kGroup * hn::MaxLanes(d) * kOutBytes];
   const size_t rest = n - i;
   std::memcpy(in_buf, in + i * kInBytes, rest * kInBytes);
-  if (rb) std::memcpy(rb_buf, rb + i, rest * 4);
-  step(in_buf, out_buf, rb ? rb_buf : nullptr);
+  step(in_buf, out_buf);
   std::memcpy(out + i * kOutBytes, out_buf, rest * kOutBytes);
+}
+
+// Stores the low byte of every lane of four u32 vectors (4N bytes, in order).
+// Values must be < 2^15. AVX2/AVX-512: two-stage pack (saturation never
+// triggers) and one lane permute instead of four separate demotions.
+template <class DU>
+HWY_INLINE void StoreBytes4(DU du, hn::Vec<DU> v0, hn::Vec<DU> v1, hn::Vec<DU> v2,
+                            hn::Vec<DU> v3, uint8_t* out) {
+#if HWY_TARGET <= HWY_AVX3 && HWY_TARGET != HWY_SCALAR
+  if constexpr (hn::MaxLanes(du) == 16) {
+    // Per 128-bit block k: v0[4k..4k+3] v1[..] v2[..] v3[..] as u32 groups.
+    const __m512i ab = _mm512_packus_epi32(v0.raw, v1.raw);
+    const __m512i cd = _mm512_packus_epi32(v2.raw, v3.raw);
+    const __m512i abcd = _mm512_packus_epi16(ab, cd);
+    const __m512i idx = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    _mm512_storeu_si512(out, _mm512_permutexvar_epi32(idx, abcd));
+    return;
+  }
+#elif HWY_TARGET == HWY_AVX2
+  if constexpr (hn::MaxLanes(du) == 8) {
+    const __m256i ab = _mm256_packus_epi32(v0.raw, v1.raw);
+    const __m256i cd = _mm256_packus_epi32(v2.raw, v3.raw);
+    const __m256i abcd = _mm256_packus_epi16(ab, cd);
+    const __m256i idx = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                        _mm256_permutevar8x32_epi32(abcd, idx));
+    return;
+  }
+#endif
+  const size_t N = hn::Lanes(du);
+  StoreLanes<1>(du, v0, out);
+  StoreLanes<1>(du, v1, out + N);
+  StoreLanes<1>(du, v2, out + 2 * N);
+  StoreLanes<1>(du, v3, out + 3 * N);
+}
+
+// Stores the low 16 bits of every lane of two u32 vectors (values < 2^16).
+template <class DU>
+HWY_INLINE void StoreHalves2(DU du, hn::Vec<DU> v0, hn::Vec<DU> v1, uint8_t* out) {
+#if HWY_TARGET <= HWY_AVX3 && HWY_TARGET != HWY_SCALAR
+  if constexpr (hn::MaxLanes(du) == 16) {
+    // Per 128-bit block k: v0[4k..4k+3] v1[4k..4k+3] as u64 groups.
+    const __m512i ab = _mm512_packus_epi32(v0.raw, v1.raw);
+    const __m512i idx = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
+    _mm512_storeu_si512(out, _mm512_permutexvar_epi64(idx, ab));
+    return;
+  }
+#elif HWY_TARGET == HWY_AVX2
+  if constexpr (hn::MaxLanes(du) == 8) {
+    const __m256i ab = _mm256_packus_epi32(v0.raw, v1.raw);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_permute4x64_epi64(ab, 0xD8));
+    return;
+  }
+#endif
+  StoreLanes<2>(du, v0, out);
+  StoreLanes<2>(du, v1, out + 2 * hn::Lanes(du));
 }
 
 // The generic kernel: runtime formats and policy (rz/rm/rp/rs, relu, ue8m0
@@ -406,13 +455,23 @@ struct FastDecodeNarrow {
 template <internal::SrcKind kSrc, Format kTo, bool kSatFinite, bool kRelu>
 void FastEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, size_t n) {
   using Src = WideSource<kSrc>;
-  constexpr int kOutBytes = internal::FastFormatOf(kTo).bits > 8 ? 2 : 1;
+  using Enc = FastEncodeF32<kTo, kSatFinite, kRelu>;
   const hn::ScalableTag<uint32_t> du;
-  ForEachVector<Src::kBytes, kOutBytes>(
-      du, in, out, nullptr, n, [du](const uint8_t* src, uint8_t* dst, const uint32_t*) {
-        const auto code = FastEncodeF32<kTo, kSatFinite, kRelu>::EncodeRn(du, Src::Load(du, src));
-        StoreLanes<kOutBytes>(du, code, dst);
-      });
+  const size_t N = hn::Lanes(du);
+  constexpr size_t kIn = Src::kBytes;
+  if constexpr (internal::FastFormatOf(kTo).bits > 8) {
+    ForEachStep<kIn, 2, 2>(du, in, out, n, [du, N](const uint8_t* src, uint8_t* dst) {
+      StoreHalves2(du, Enc::EncodeRn(du, Src::Load(du, src)),
+                   Enc::EncodeRn(du, Src::Load(du, src + N * kIn)), dst);
+    });
+  } else {
+    ForEachStep<kIn, 1, 4>(du, in, out, n, [du, N](const uint8_t* src, uint8_t* dst) {
+      StoreBytes4(du, Enc::EncodeRn(du, Src::Load(du, src)),
+                  Enc::EncodeRn(du, Src::Load(du, src + N * kIn)),
+                  Enc::EncodeRn(du, Src::Load(du, src + 2 * N * kIn)),
+                  Enc::EncodeRn(du, Src::Load(du, src + 3 * N * kIn)), dst);
+    });
+  }
 }
 
 // Narrow -> f32 / bf16 / f16 (exact, relu off).
@@ -424,8 +483,8 @@ void FastDecodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, 
     const hn::ScalableTag<uint16_t> d16;
     const hn::Rebind<uint8_t, decltype(d16)> d8;
     const hn::RebindToSigned<decltype(d16)> di16;
-    ForEachVector<1, 2>(d16, in, out, nullptr, n,
-                        [d16, d8, di16](const uint8_t* src, uint8_t* dst, const uint32_t*) {
+    ForEachStep<1, 2, 1>(d16, in, out, n,
+                        [d16, d8, di16](const uint8_t* src, uint8_t* dst) {
                           const auto h = hn::ShiftLeft<8>(hn::PromoteTo(d16, hn::LoadU(d8, src)));
                           const auto mag = hn::BitCast(di16, hn::And(h, hn::Set(d16, uint16_t{0x7FFF})));
                           const auto is_nan = hn::RebindMask(d16, hn::Gt(mag, hn::Set(di16, int16_t{0x7C00})));
@@ -436,8 +495,8 @@ void FastDecodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, 
   }
   const hn::ScalableTag<uint32_t> du;
   const hn::Rebind<uint8_t, decltype(du)> d8;
-  ForEachVector<1, kOutBytes>(du, in, out, nullptr, n,
-                              [du, d8](const uint8_t* src, uint8_t* dst, const uint32_t*) {
+  ForEachStep<1, kOutBytes, 1>(du, in, out, n,
+                              [du, d8](const uint8_t* src, uint8_t* dst) {
                                 auto v = FastDecodeNarrow<kFrom>::ToF32(du, hn::PromoteTo(du, hn::LoadU(d8, src)));
                                 if (kTo == Format::kBF16) {
                                   v = hn::ShiftRight<16>(v);  // exact: low 16 bits are zero

@@ -1,0 +1,59 @@
+// Shared helpers of the nanobind module: numpy buffers as byte spans (with
+// the contiguity check that names the argument), absl::Status -> Python
+// exceptions, and name parsing with the argument name in the message.
+#ifndef MXPACK_PYTHON_SRC_BIND_UTIL_H_
+#define MXPACK_PYTHON_SRC_BIND_UTIL_H_
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "mxpack/dispatch.h"
+
+namespace mxpack::python {
+
+namespace nb = nanobind;
+
+// Read-only and writable numpy arrays of any dtype and shape (no implicit
+// conversion: the buffer is used in place).
+using InArray = nb::ndarray<nb::ro, nb::device::cpu>;
+using OutArray = nb::ndarray<nb::device::cpu>;
+
+// Raises ValueError (InvalidArgument, OutOfRange, FailedPrecondition,
+// NotFound) or RuntimeError (anything else) with the status message.
+// Call with the GIL held.
+void ThrowIfError(const absl::Status& s);
+
+template <typename T>
+T ValueOrThrow(absl::StatusOr<T> v) {
+  ThrowIfError(v.status());
+  return *std::move(v);
+}
+
+// "arg: message" as an InvalidArgument status.
+absl::Status Prefixed(absl::string_view arg, const absl::Status& s);
+
+// Raises ValueError naming `arg` unless the array is C-contiguous.
+void CheckContiguous(size_t ndim, const size_t* shape, const int64_t* strides,
+                     absl::string_view arg);
+
+// The bytes of a C-contiguous array (ValueError naming `arg` otherwise).
+absl::Span<const uint8_t> InBytes(const InArray& a, absl::string_view arg);
+absl::Span<uint8_t> OutBytes(const OutArray& a, absl::string_view arg);
+
+// The bytes of a uint32 random-bits array; empty for None.
+absl::Span<const uint32_t> RandomWords(const nb::handle& rbits);
+
+// Impl from "best", "scalar" or a target name (error names `impl`).
+Impl ParseImplArg(const std::string& name);
+
+}  // namespace mxpack::python
+
+#endif  // MXPACK_PYTHON_SRC_BIND_UTIL_H_

@@ -156,6 +156,13 @@ inline MxTensorView View(const MxTensor& t) {
   return {t.shape, t.elements, t.scales, t.tensor_scale};
 }
 
+// Rewrites the scale bytes of `shape` (stored in shape.scale_layout) into the
+// layout `to`; `out` must have the size of that layout (tcgen05 padding bytes
+// are written as 0x00). Both directions, so scales are readable and writable
+// in either layout.
+absl::Status RelayoutScales(const MxShape& shape, absl::Span<const uint8_t> in,
+                            ScaleLayout to, absl::Span<uint8_t> out);
+
 // NVFP4 tensor scale of an input tensor: amax over finite values / 2688, or 1.0.
 absl::StatusOr<float> ComputeNvfp4TensorScale(Format from,
                                               absl::Span<const uint8_t> in,
@@ -180,17 +187,23 @@ absl::Status QuantizeMxRows(MxFormat format, Format from,
                             absl::Span<uint8_t> scales, Impl impl = {});
 
 // Dequantizes to `to` (f32, bf16, f16 or f64), unpadded row-major
-// [rows][cols]. f64 is exact always; f32 is exact except that values beyond
-// f32 range become +-Inf (MX: element x 2^s can reach 448 * 2^127) and, for
-// NVFP4, one f32 rounding of (e * d) * t; bf16/f16 are rounded once (rn) from
-// the exact value, overflow to +-Inf. NaN scales give NaN.
+// [rows][cols]. f64 is exact always (e * 2^s, or e * d * t for NVFP4).
+// MX f32 is exact except that values beyond f32 range become +-Inf (e * 2^s
+// can reach 448 * 2^127); NVFP4 f32 is (e * d) * t with f32 arithmetic (e * d
+// exact, one rounding). bf16/f16 are one rn rounding of that f32 value
+// (for MX: of the exact value), overflow to +-Inf. A NaN scale or NaN element
+// gives the canonical NaN. Malformed element bytes (codes layout with bits
+// above the element width) or ue4m3 scales with the sign bit set are an error
+// and nothing is written.
 absl::Status DequantizeMx(const MxTensorView& q, Format to,
                           absl::Span<uint8_t> out, Impl impl = {});
 
 struct MxErrorStats {
   size_t elements = 0;        // rows * cols
   size_t nan_inf_inputs = 0;  // inputs that are NaN or +-Inf (not in errors)
-  size_t saturated = 0;       // finite inputs clamped to +-max finite
+  size_t nan_outputs = 0;     // finite inputs in a NaN-scaled block (lost)
+  size_t saturated = 0;       // finite inputs whose scaled value |x / X|
+                              // exceeds the element's max finite
   double max_abs_error = 0;   // over finite inputs, against the f64 dequant
   double rmse = 0;
   double signal_power = 0;    // mean x^2 over finite inputs

@@ -1,0 +1,660 @@
+// MX / NVFP4 block quantization (include/mxpack/mx.h): names, shapes, scale
+// layouts, argument checks, the dispatched entry points, dequantization and
+// error statistics. The per-block formulas live in src/mx/mx_scalar.cc (the
+// reference) and src/simd/mx-inl.h (the fused SIMD kernel).
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "mxpack/convert.h"
+#include "mxpack/mx.h"
+#include "mxpack/pack.h"
+#include "mxpack/scalar.h"
+#include "src/mx/mx_internal.h"
+
+namespace mxpack {
+namespace {
+
+constexpr MxFormat kAllFormats[] = {MxFormat::kMxfp8E4m3, MxFormat::kMxfp8E5m2,
+                                    MxFormat::kMxfp6E2m3, MxFormat::kMxfp6E3m2,
+                                    MxFormat::kMxfp4,     MxFormat::kNvfp4};
+constexpr ScaleMode kAllModes[] = {ScaleMode::kFloor, ScaleMode::kRceil,
+                                   ScaleMode::kCeil, ScaleMode::kEven};
+constexpr ElementLayout kAllLayouts[] = {
+    ElementLayout::kCodes, ElementLayout::kDense4, ElementLayout::kDense6,
+    ElementLayout::kB4x16P64, ElementLayout::kB6x16P32};
+constexpr ScaleLayout kAllScaleLayouts[] = {ScaleLayout::kLinear,
+                                            ScaleLayout::kTcgen05};
+
+// Parses `name` (case-insensitive) against the names of `all`.
+template <typename T, size_t N, typename NameFn>
+absl::StatusOr<T> ParseByName(absl::string_view what, absl::string_view name,
+                              const T (&all)[N], NameFn name_of) {
+  const std::string lower = absl::AsciiStrToLower(name);
+  std::vector<std::string> names;
+  for (T v : all) {
+    if (lower == name_of(v)) return v;
+    names.emplace_back(name_of(v));
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("unknown %s '%s'; expected one of: %s", what, name,
+                      absl::StrJoin(names, ", ")));
+}
+
+size_t RoundUp(size_t x, size_t m) { return (x + m - 1) / m * m; }
+
+bool MulOverflows(size_t a, size_t b) {
+  return a != 0 && b > std::numeric_limits<size_t>::max() / a;
+}
+
+bool IsQuantizeSource(Format f) {
+  return f == Format::kF32 || f == Format::kBF16 || f == Format::kF16;
+}
+
+}  // namespace
+
+absl::string_view MxFormatName(MxFormat f) {
+  switch (f) {
+    case MxFormat::kMxfp8E4m3:
+      return "mxfp8_e4m3";
+    case MxFormat::kMxfp8E5m2:
+      return "mxfp8_e5m2";
+    case MxFormat::kMxfp6E2m3:
+      return "mxfp6_e2m3";
+    case MxFormat::kMxfp6E3m2:
+      return "mxfp6_e3m2";
+    case MxFormat::kMxfp4:
+      return "mxfp4";
+    case MxFormat::kNvfp4:
+      return "nvfp4";
+  }
+  return "?";
+}
+
+absl::StatusOr<MxFormat> ParseMxFormat(absl::string_view name) {
+  return ParseByName<MxFormat>("MX format", name, kAllFormats, MxFormatName);
+}
+
+absl::string_view ScaleModeName(ScaleMode m) {
+  switch (m) {
+    case ScaleMode::kFloor:
+      return "floor";
+    case ScaleMode::kRceil:
+      return "rceil";
+    case ScaleMode::kCeil:
+      return "ceil";
+    case ScaleMode::kEven:
+      return "even";
+  }
+  return "?";
+}
+
+absl::StatusOr<ScaleMode> ParseScaleMode(absl::string_view name) {
+  return ParseByName<ScaleMode>("scale mode", name, kAllModes, ScaleModeName);
+}
+
+absl::string_view ElementLayoutName(ElementLayout l) {
+  switch (l) {
+    case ElementLayout::kCodes:
+      return "codes";
+    case ElementLayout::kDense4:
+      return "dense4";
+    case ElementLayout::kDense6:
+      return "dense6";
+    case ElementLayout::kB4x16P64:
+      return "b4x16_p64";
+    case ElementLayout::kB6x16P32:
+      return "b6x16_p32";
+  }
+  return "?";
+}
+
+absl::StatusOr<ElementLayout> ParseElementLayout(absl::string_view name) {
+  return ParseByName<ElementLayout>("element layout", name, kAllLayouts,
+                                    ElementLayoutName);
+}
+
+absl::string_view ScaleLayoutName(ScaleLayout l) {
+  return l == ScaleLayout::kLinear ? "linear" : "tcgen05";
+}
+
+absl::StatusOr<ScaleLayout> ParseScaleLayout(absl::string_view name) {
+  return ParseByName<ScaleLayout>("scale layout", name, kAllScaleLayouts,
+                                  ScaleLayoutName);
+}
+
+Format MxElementFormat(MxFormat f) {
+  switch (f) {
+    case MxFormat::kMxfp8E4m3:
+      return Format::kE4M3;
+    case MxFormat::kMxfp8E5m2:
+      return Format::kE5M2;
+    case MxFormat::kMxfp6E2m3:
+      return Format::kE2M3;
+    case MxFormat::kMxfp6E3m2:
+      return Format::kE3M2;
+    case MxFormat::kMxfp4:
+    case MxFormat::kNvfp4:
+      return Format::kE2M1;
+  }
+  return Format::kE2M1;
+}
+
+Format MxScaleFormat(MxFormat f) {
+  return f == MxFormat::kNvfp4 ? Format::kUE4M3 : Format::kUE8M0;
+}
+
+size_t MxBlockSize(MxFormat f) { return f == MxFormat::kNvfp4 ? 16 : 32; }
+
+ScaleMode DefaultScaleMode(MxFormat f) {
+  return f == MxFormat::kNvfp4 ? ScaleMode::kEven : ScaleMode::kFloor;
+}
+
+size_t MxShape::element_row_bytes() const {
+  const std::optional<Layout> packed = internal::PackedLayout(layout);
+  return packed ? PackedBytes(*packed, cols_padded()) : cols_padded();
+}
+
+size_t MxShape::scale_bytes() const {
+  if (scale_layout == ScaleLayout::kLinear) return rows * blocks_per_row();
+  return RoundUp(rows, 128) * RoundUp(blocks_per_row(), 4);
+}
+
+size_t MxShape::ScaleOffset(size_t r, size_t k) const {
+  if (scale_layout == ScaleLayout::kLinear) return r * blocks_per_row() + k;
+  // 512-byte tiles of 128 rows x 4 blocks, row-tile-major; inside a tile
+  // row r, block k at (r % 32) * 16 + (r / 32) * 4 + k.
+  const size_t k_tiles = RoundUp(blocks_per_row(), 4) / 4;
+  const size_t tile = (r / 128) * k_tiles + k / 4;
+  const size_t rr = r % 128;
+  return tile * 512 + (rr % 32) * 16 + (rr / 32) * 4 + k % 4;
+}
+
+absl::Status CheckMxShape(const MxShape& s) {
+  const Format elem = MxElementFormat(s.format);
+  const std::optional<Layout> packed = internal::PackedLayout(s.layout);
+  if (packed) {
+    const absl::Status st = CheckLayoutFormat(*packed, elem);
+    if (!st.ok()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "layout: %s cannot hold %s elements (%s); %s",
+          ElementLayoutName(s.layout), MxFormatName(s.format),
+          FormatName(elem), st.message()));
+    }
+  }
+  if (s.rows == 0 || s.cols == 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "shape: rows and cols must be >= 1, got rows=%d cols=%d", s.rows,
+        s.cols));
+  }
+  // Every size below must fit size_t (with room for the 128/4 rounding).
+  const size_t limit = std::numeric_limits<size_t>::max() / 4;
+  if (s.cols > limit || s.rows > limit ||
+      MulOverflows(s.rows + 128, s.cols_padded() * 4)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "shape: rows=%d x cols=%d is too large", s.rows, s.cols));
+  }
+  return absl::OkStatus();
+}
+
+namespace internal {
+
+MxElementInfo ElementInfo(MxFormat f) {
+  const Format elem = MxElementFormat(f);
+  const FormatTraits& t = Traits(elem);
+  const float max_finite =
+      static_cast<float>(scalar::ToDouble(elem, t.max_code));
+  int fe = 0;
+  std::frexp(max_finite, &fe);
+  return {elem, fe - 1, t.man_bits, max_finite};
+}
+
+MxScaleParams ScaleParams(MxFormat f, ScaleMode mode) {
+  const MxElementInfo info = ElementInfo(f);
+  const uint32_t max_bits = scalar::F32Bits(info.max_finite);
+  // `even`: m >= 2 - 2^-(man_bits+1)  <=>  mant >= 2^23 - 2^(22 - man_bits).
+  const uint32_t even = (1u << 23) - (1u << (22 - info.man_bits));
+  return {info.emax, max_bits & 0x7FFFFFu, even, mode};
+}
+
+std::optional<Layout> PackedLayout(ElementLayout l) {
+  switch (l) {
+    case ElementLayout::kCodes:
+      return std::nullopt;
+    case ElementLayout::kDense4:
+      return Layout::kDense4;
+    case ElementLayout::kDense6:
+      return Layout::kDense6;
+    case ElementLayout::kB4x16P64:
+      return Layout::kB4x16P64;
+    case ElementLayout::kB6x16P32:
+      return Layout::kB6x16P32;
+  }
+  return std::nullopt;
+}
+
+void StoreElementRow(const MxShape& s, uint8_t* elements, size_t r,
+                     const uint8_t* codes, Impl impl) {
+  const size_t n = s.cols_padded();
+  const size_t row_bytes = s.element_row_bytes();
+  uint8_t* dst = elements + r * row_bytes;
+  const std::optional<Layout> packed = PackedLayout(s.layout);
+  if (!packed) {
+    std::memcpy(dst, codes, n);
+    return;
+  }
+  // Sizes are consistent by construction, so Pack cannot fail here.
+  const absl::Status st = Pack(*packed, absl::MakeConstSpan(codes, n),
+                               absl::MakeSpan(dst, row_bytes), impl);
+  (void)st;
+}
+
+float SourceToF32(Format from, const uint8_t* p) {
+  switch (from) {
+    case Format::kF32: {
+      uint32_t b;
+      std::memcpy(&b, p, 4);
+      return scalar::F32FromBits(b);
+    }
+    case Format::kBF16:
+      return scalar::F32FromBits(static_cast<uint32_t>(p[0] | (p[1] << 8))
+                                 << 16);
+    default:  // f16
+      return scalar::DecodeToF32(Format::kF16,
+                                 static_cast<uint32_t>(p[0] | (p[1] << 8)));
+  }
+}
+
+absl::StatusOr<MxJob> CheckQuantizeArgs(MxFormat format, Format from,
+                                        absl::Span<const uint8_t> in,
+                                        size_t rows, size_t cols,
+                                        size_t row_begin, size_t row_end,
+                                        const MxOptions& options,
+                                        absl::Span<uint8_t> elements,
+                                        absl::Span<uint8_t> scales) {
+  if (!IsQuantizeSource(from)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "from: expected f32, bf16 or f16, got %s", FormatName(from)));
+  }
+  MxShape shape{format, options.layout, options.scale_layout, rows, cols};
+  if (absl::Status st = CheckMxShape(shape); !st.ok()) return st;
+  if (row_begin > row_end || row_end > rows) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "row range: expected row_begin <= row_end <= rows=%d, got [%d, %d)",
+        rows, row_begin, row_end));
+  }
+  const size_t src_bytes = static_cast<size_t>(Traits(from).storage_bytes);
+  const size_t want_in = (row_end - row_begin) * cols * src_bytes;
+  if (in.size() != want_in) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "in: expected %d bytes (%d rows x %d cols x %d-byte %s), got %d",
+        want_in, row_end - row_begin, cols, src_bytes, FormatName(from),
+        in.size()));
+  }
+  if (elements.size() != shape.element_bytes()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "elements: expected %d bytes (%d rows x %d bytes per %s row), got %d",
+        shape.element_bytes(), rows, shape.element_row_bytes(),
+        ElementLayoutName(shape.layout), elements.size()));
+  }
+  if (scales.size() != shape.scale_bytes()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "scales: expected %d bytes (%s scale layout), got %d",
+        shape.scale_bytes(), ScaleLayoutName(shape.scale_layout),
+        scales.size()));
+  }
+  float tensor_scale = 1.0f;
+  if (format == MxFormat::kNvfp4) {
+    if (!options.tensor_scale) {
+      return absl::InvalidArgumentError(
+          "tensor_scale: NVFP4 row-range quantization needs the tensor scale "
+          "(ComputeNvfp4TensorScale over the whole tensor)");
+    }
+    tensor_scale = *options.tensor_scale;
+    if (!(std::isfinite(tensor_scale) && tensor_scale > 0.0f)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "tensor_scale: expected a finite value > 0, got %g", tensor_scale));
+    }
+  }
+  return MxJob{shape,
+               from,
+               options.scale_mode.value_or(DefaultScaleMode(format)),
+               tensor_scale,
+               row_begin,
+               row_end,
+               in.data(),
+               elements.data(),
+               scales.data()};
+}
+
+}  // namespace internal
+
+absl::Status RelayoutScales(const MxShape& shape, absl::Span<const uint8_t> in,
+                            ScaleLayout to, absl::Span<uint8_t> out) {
+  if (absl::Status st = CheckMxShape(shape); !st.ok()) return st;
+  MxShape dst = shape;
+  dst.scale_layout = to;
+  if (in.size() != shape.scale_bytes()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "in: expected %d scale bytes (%s layout), got %d", shape.scale_bytes(),
+        ScaleLayoutName(shape.scale_layout), in.size()));
+  }
+  if (out.size() != dst.scale_bytes()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "out: expected %d scale bytes (%s layout), got %d", dst.scale_bytes(),
+        ScaleLayoutName(to), out.size()));
+  }
+  std::fill(out.begin(), out.end(), 0);
+  for (size_t r = 0; r < shape.rows; ++r) {
+    for (size_t k = 0; k < shape.blocks_per_row(); ++k) {
+      out[dst.ScaleOffset(r, k)] = in[shape.ScaleOffset(r, k)];
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<float> ComputeNvfp4TensorScale(Format from,
+                                              absl::Span<const uint8_t> in,
+                                              Impl impl) {
+  if (!IsQuantizeSource(from)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "from: expected f32, bf16 or f16, got %s", FormatName(from)));
+  }
+  const size_t src_bytes = static_cast<size_t>(Traits(from).storage_bytes);
+  if (in.size() % src_bytes != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "in: expected a multiple of %d bytes (%s), got %d", src_bytes,
+        FormatName(from), in.size()));
+  }
+  (void)impl;
+  float amax = 0.0f;
+  for (size_t i = 0; i < in.size(); i += src_bytes) {
+    const float v = std::fabs(internal::SourceToF32(from, in.data() + i));
+    if (std::isfinite(v)) amax = std::max(amax, v);
+  }
+  return amax > 0.0f ? amax / 2688.0f : 1.0f;
+}
+
+absl::Status QuantizeMxRows(MxFormat format, Format from,
+                            absl::Span<const uint8_t> in, size_t rows,
+                            size_t cols, size_t row_begin, size_t row_end,
+                            const MxOptions& options,
+                            absl::Span<uint8_t> elements,
+                            absl::Span<uint8_t> scales, Impl impl) {
+  absl::StatusOr<internal::MxJob> job =
+      internal::CheckQuantizeArgs(format, from, in, rows, cols, row_begin,
+                                  row_end, options, elements, scales);
+  if (!job.ok()) return job.status();
+  if (impl.target == Impl::kScalar) {
+    internal::QuantizeMxRowsScalar(*job);
+  } else {
+    internal::QuantizeMxRowsSimd(*job, impl);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<MxTensor> QuantizeMx(MxFormat format, Format from,
+                                    absl::Span<const uint8_t> in, size_t rows,
+                                    size_t cols, const MxOptions& options,
+                                    Impl impl) {
+  MxTensor t;
+  t.shape = {format, options.layout, options.scale_layout, rows, cols};
+  if (absl::Status st = CheckMxShape(t.shape); !st.ok()) return st;
+  MxOptions opts = options;
+  if (format == MxFormat::kNvfp4 && !opts.tensor_scale) {
+    absl::StatusOr<float> ts = ComputeNvfp4TensorScale(from, in, impl);
+    if (!ts.ok()) return ts.status();
+    opts.tensor_scale = *ts;
+  }
+  t.scale_mode = opts.scale_mode.value_or(DefaultScaleMode(format));
+  t.tensor_scale = format == MxFormat::kNvfp4 ? *opts.tensor_scale : 1.0f;
+  t.elements.assign(t.shape.element_bytes(), 0);
+  t.scales.assign(t.shape.scale_bytes(), 0);  // tcgen05 padding stays 0x00
+  absl::Status st = QuantizeMxRows(format, from, in, rows, cols, 0, rows, opts,
+                                   absl::MakeSpan(t.elements),
+                                   absl::MakeSpan(t.scales), impl);
+  if (!st.ok()) return st;
+  return t;
+}
+
+namespace {
+
+// Validates a quantized tensor view for reading.
+absl::Status CheckView(const MxTensorView& q) {
+  if (absl::Status st = CheckMxShape(q.shape); !st.ok()) return st;
+  if (q.elements.size() != q.shape.element_bytes()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "elements: expected %d bytes for %d x %d %s in %s, got %d",
+        q.shape.element_bytes(), q.shape.rows, q.shape.cols,
+        MxFormatName(q.shape.format), ElementLayoutName(q.shape.layout),
+        q.elements.size()));
+  }
+  if (q.scales.size() != q.shape.scale_bytes()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "scales: expected %d bytes (%s scale layout), got %d",
+        q.shape.scale_bytes(), ScaleLayoutName(q.shape.scale_layout),
+        q.scales.size()));
+  }
+  if (q.shape.format == MxFormat::kNvfp4 &&
+      !(std::isfinite(q.tensor_scale) && q.tensor_scale > 0.0f)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "tensor_scale: expected a finite value > 0, got %g", q.tensor_scale));
+  }
+  if (q.shape.layout == ElementLayout::kCodes) {
+    const Format elem = MxElementFormat(q.shape.format);
+    const uint8_t mask =
+        static_cast<uint8_t>((1u << Traits(elem).bits) - 1u);
+    const size_t bad =
+        internal::FirstOutside(q.elements.data(), q.elements.size(), mask);
+    if (bad < q.elements.size()) {
+      return internal::OutsideError(
+          "elements", bad, q.elements[bad], mask,
+          absl::StrFormat("a %s code", FormatName(elem)));
+    }
+  }
+  if (q.shape.format == MxFormat::kNvfp4) {
+    for (size_t r = 0; r < q.shape.rows; ++r) {
+      for (size_t k = 0; k < q.shape.blocks_per_row(); ++k) {
+        const size_t off = q.shape.ScaleOffset(r, k);
+        if (q.scales[off] & 0x80) {
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "scales: ue4m3 scale byte %d (row %d, block %d) is 0x%02X; the "
+              "sign bit must be 0",
+              off, r, k, q.scales[off]));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Reads row r of a validated view as exact element values times the block
+// scale: MX in f32 (exact, or +-Inf beyond f32 range) and NVFP4 as
+// (e * d) * t rounded once to f32, or in f64 (`exact64`) exactly.
+class RowDecoder {
+ public:
+  RowDecoder(const MxTensorView& q, Impl impl)
+      : q_(q), impl_(impl), codes_(q.shape.cols_padded()),
+        values_(q.shape.cols_padded()) {}
+
+  // Element values (unscaled) of row r as f32; error for malformed codes.
+  absl::Status Load(size_t r) {
+    const MxShape& s = q_.shape;
+    const size_t row_bytes = s.element_row_bytes();
+    const uint8_t* src = q_.elements.data() + r * row_bytes;
+    const std::optional<Layout> packed = internal::PackedLayout(s.layout);
+    if (packed) {
+      absl::Status st = Unpack(*packed, absl::MakeConstSpan(src, row_bytes),
+                               absl::MakeSpan(codes_), impl_);
+      if (!st.ok()) return st;
+    } else {
+      std::memcpy(codes_.data(), src, codes_.size());
+    }
+    absl::Status st = ConvertArray(
+        MxElementFormat(s.format), Format::kF32, EncodePolicy{},
+        absl::MakeConstSpan(codes_),
+        absl::MakeSpan(reinterpret_cast<uint8_t*>(values_.data()),
+                       values_.size() * 4),
+        {}, impl_);
+    if (!st.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("elements: row %d: %s", r, st.message()));
+    }
+    return absl::OkStatus();
+  }
+
+  float element(size_t c) const { return values_[c]; }
+
+  // The block scale of (r, k): MX 2^s (NaN for 0xFF), NVFP4 d = decode(code).
+  float scale(size_t r, size_t k) const {
+    const uint8_t code = q_.scales[q_.shape.ScaleOffset(r, k)];
+    return scalar::DecodeToF32(MxScaleFormat(q_.shape.format), code);
+  }
+
+  double Value64(size_t r, size_t c) const {
+    const size_t k = c / q_.shape.block();
+    const double t = q_.shape.format == MxFormat::kNvfp4 ? q_.tensor_scale : 1.0;
+    return static_cast<double>(values_[c]) * scale(r, k) * t;  // exact
+  }
+
+  float Value32(size_t r, size_t c) const {
+    const size_t k = c / q_.shape.block();
+    if (q_.shape.format == MxFormat::kNvfp4) {
+      return (values_[c] * scale(r, k)) * q_.tensor_scale;
+    }
+    // x * 2^s: exact in f32 or beyond its range (+-Inf); NaN scale -> NaN.
+    const uint8_t code = q_.scales[q_.shape.ScaleOffset(r, k)];
+    if (code == 0xFF) return std::numeric_limits<float>::quiet_NaN();
+    return std::ldexp(values_[c], static_cast<int>(code) - 127);
+  }
+
+ private:
+  const MxTensorView& q_;
+  Impl impl_;
+  std::vector<uint8_t> codes_;
+  std::vector<float> values_;
+};
+
+}  // namespace
+
+absl::Status DequantizeMx(const MxTensorView& q, Format to,
+                          absl::Span<uint8_t> out, Impl impl) {
+  if (absl::Status st = CheckView(q); !st.ok()) return st;
+  if (!(to == Format::kF32 || to == Format::kBF16 || to == Format::kF16 ||
+        to == Format::kF64)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "to: expected f32, bf16, f16 or f64, got %s", FormatName(to)));
+  }
+  const MxShape& s = q.shape;
+  const size_t out_bytes = static_cast<size_t>(Traits(to).storage_bytes);
+  if (out.size() != s.rows * s.cols * out_bytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "out: expected %d bytes (%d x %d %s), got %d",
+        s.rows * s.cols * out_bytes, s.rows, s.cols, FormatName(to),
+        out.size()));
+  }
+  RowDecoder dec(q, impl);
+  std::vector<float> row32(s.cols);
+  EncodePolicy rn_nosat;
+  rn_nosat.saturation = Saturation::kNoSat;
+  for (size_t r = 0; r < s.rows; ++r) {
+    if (absl::Status st = dec.Load(r); !st.ok()) return st;  // checked above
+    uint8_t* dst = out.data() + r * s.cols * out_bytes;
+    if (to == Format::kF64) {
+      for (size_t c = 0; c < s.cols; ++c) {
+        const double v = dec.Value64(r, c);
+        std::memcpy(dst + c * 8, &v, 8);
+      }
+      continue;
+    }
+    for (size_t c = 0; c < s.cols; ++c) {
+      const float v = dec.Value32(r, c);
+      row32[c] = std::isnan(v) ? scalar::F32FromBits(0x7FFFFFFFu) : v;
+    }
+    const absl::Span<const uint8_t> src(
+        reinterpret_cast<const uint8_t*>(row32.data()), s.cols * 4);
+    if (to == Format::kF32) {
+      std::memcpy(dst, src.data(), src.size());
+    } else {
+      // One rn rounding of the f32 value (MX: the exact value); overflow Inf.
+      (void)ConvertArray(Format::kF32, to, rn_nosat, src,
+                         absl::MakeSpan(dst, s.cols * out_bytes), {}, impl);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<MxErrorStats> ComputeMxErrorStats(Format from,
+                                                 absl::Span<const uint8_t> in,
+                                                 const MxTensorView& q) {
+  if (absl::Status st = CheckView(q); !st.ok()) return st;
+  const MxShape& s = q.shape;
+  if (!IsQuantizeSource(from)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "from: expected f32, bf16 or f16, got %s", FormatName(from)));
+  }
+  const size_t src_bytes = static_cast<size_t>(Traits(from).storage_bytes);
+  if (in.size() != s.rows * s.cols * src_bytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "in: expected %d bytes (%d x %d %s), got %d",
+        s.rows * s.cols * src_bytes, s.rows, s.cols, FormatName(from),
+        in.size()));
+  }
+  const internal::MxElementInfo info = internal::ElementInfo(s.format);
+  const bool nvfp4 = s.format == MxFormat::kNvfp4;
+  MxErrorStats st;
+  st.elements = s.rows * s.cols;
+  double sum_x2 = 0, sum_e2 = 0;
+  size_t finite = 0;
+  RowDecoder dec(q, Impl{});
+  for (size_t r = 0; r < s.rows; ++r) {
+    if (absl::Status ls = dec.Load(r); !ls.ok()) return ls;
+    for (size_t c = 0; c < s.cols; ++c) {
+      const float x =
+          internal::SourceToF32(from, in.data() + (r * s.cols + c) * src_bytes);
+      if (!std::isfinite(x)) {
+        ++st.nan_inf_inputs;
+        continue;
+      }
+      const double xhat = dec.Value64(r, c);
+      if (std::isnan(xhat)) {
+        ++st.nan_outputs;
+        continue;
+      }
+      // The scaled value the element encoder saw.
+      const size_t k = c / s.block();
+      double y;
+      if (nvfp4) {
+        const float p = dec.scale(r, k) * q.tensor_scale;
+        y = p == 0.0f ? 0.0 : static_cast<double>(x / p);
+      } else {
+        y = static_cast<double>(x) / dec.scale(r, k);
+      }
+      if (std::fabs(y) > info.max_finite) ++st.saturated;
+      const double err = static_cast<double>(x) - xhat;
+      st.max_abs_error = std::max(st.max_abs_error, std::fabs(err));
+      sum_x2 += static_cast<double>(x) * x;
+      sum_e2 += err * err;
+      ++finite;
+    }
+  }
+  if (finite > 0) {
+    st.rmse = std::sqrt(sum_e2 / static_cast<double>(finite));
+    st.signal_power = sum_x2 / static_cast<double>(finite);
+  }
+  st.sqnr_db = sum_e2 == 0.0 ? std::numeric_limits<double>::infinity()
+                             : 10.0 * std::log10(sum_x2 / sum_e2);
+  return st;
+}
+
+}  // namespace mxpack

@@ -269,10 +269,11 @@ std::vector<float> RandomTensor(size_t n, uint32_t seed, bool specials) {
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   std::uniform_int_distribution<int> e(-40, 40);
   std::vector<float> x(n);
+  int be = 0;
   for (size_t i = 0; i < n; ++i) {
-    const int be = e(rng) / 2 * 2;  // block-correlated magnitudes
-    x[i] = std::ldexp(u(rng), be);
-    const uint32_t r = rng() % 1000;
+    if (i % 16 == 0) be = e(rng);  // magnitudes correlated within a block
+    x[i] = std::ldexp(u(rng), be - static_cast<int>(rng() % 8u));
+    const uint32_t r = static_cast<uint32_t>(rng() % 1000u);
     if (r < 10) x[i] = 0.0f;
     if (r >= 10 && r < 15) x[i] = std::ldexp(u(rng), -135);  // subnormal
     if (r >= 15 && r < 25) x[i] = static_cast<float>(rng() % 13u) * 0.5f;

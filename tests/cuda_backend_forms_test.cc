@@ -1,0 +1,130 @@
+// The CUDA backend's instruction tables (mxpack/cuda.h) against the host
+// models, in every build: each cvt form is a legal host conversion, each
+// tcgen05 / multimem form passes the ptx-check registry on its target, and
+// without a device (or without the backend) every device entry point says
+// kUnavailable with a reason.
+#include <set>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+#include "mxpack/cuda.h"
+#include "mxpack/multimem.h"
+#include "mxpack/ptx_check.h"
+#include "mxpack/tcgen05.h"
+
+namespace mxpack {
+namespace cuda {
+namespace {
+
+TEST(CudaForms, CvtFormsAreLegalHostConversions) {
+  ASSERT_FALSE(CvtForms().empty());
+  std::set<std::string> seen;
+  for (const CvtForm& f : CvtForms()) {
+    EXPECT_TRUE(seen.insert(f.ptx).second) << "duplicate " << f.ptx;
+    EXPECT_TRUE(ValidateConversion(f.from, f.to, f.policy).ok())
+        << f.ptx << ": " << ValidateConversion(f.from, f.to, f.policy);
+    EXPECT_TRUE(absl::StartsWith(f.ptx, "cvt.")) << f.ptx;
+    // The spelling carries the policy: .rs / .relu / .satfinite.
+    const std::string p = f.ptx;
+    EXPECT_EQ(absl::StrContains(p, ".relu"), f.policy.relu) << p;
+    EXPECT_EQ(absl::StartsWith(p, "cvt.rs."), f.policy.rounding == Rounding::kRS) << p;
+    EXPECT_EQ(absl::StartsWith(p, "cvt.rz."), f.policy.rounding == Rounding::kRZ) << p;
+    EXPECT_EQ(absl::StartsWith(p, "cvt.rp."), f.policy.rounding == Rounding::kRP) << p;
+    if (IsNarrow(f.to)) {
+      EXPECT_EQ(absl::StrContains(p, ".satfinite"),
+                f.policy.saturation == Saturation::kSatFinite)
+          << p;
+    }
+    EXPECT_EQ(f.width, f.policy.rounding == Rounding::kRS && IsNarrow(f.to) ? 4 : 2) << p;
+    // fp8 forms from f32/f16 and the f16x2 decodes of fp8 run on sm_90;
+    // everything else needs sm_100a.
+    const bool fp8 = (f.from == Format::kE4M3 || f.from == Format::kE5M2 ||
+                      f.to == Format::kE4M3 || f.to == Format::kE5M2) &&
+                     f.policy.rounding != Rounding::kRS;
+    EXPECT_EQ(f.arch, fp8 ? Arch::kSm90 : Arch::kSm100a) << p;
+  }
+}
+
+TEST(CudaForms, Tcgen05FormsPassPtxCheck) {
+  RegisterTcgen05PtxFamily();
+  std::set<std::pair<tcgen05::Shape, tcgen05::Multicast>> shapes;
+  std::set<tcgen05::SrcFmt> formats;
+  for (const char* s : TmemCpForms()) {
+    const PtxCheckResult r = CheckPtx(s, "sm_100a");
+    EXPECT_TRUE(r.ok) << s << ": " << r.text;
+    auto inst = tcgen05::Parse(s);
+    ASSERT_TRUE(inst.ok()) << s;
+    EXPECT_EQ(inst->op, tcgen05::Op::kCp);
+    shapes.insert({inst->shape, inst->multicast});
+    formats.insert(inst->src_fmt);
+  }
+  // Every shape and multicast form, each with and without decompression.
+  EXPECT_EQ(shapes.size(), 6u);
+  EXPECT_EQ(formats.size(), 3u);
+  EXPECT_EQ(TmemCpForms().size(), 18u);
+  for (const char* s : TmemLdForms()) {
+    const PtxCheckResult r = CheckPtx(s, "sm_100a");
+    EXPECT_TRUE(r.ok) << s << ": " << r.text;
+    auto inst = tcgen05::Parse(s);
+    ASSERT_TRUE(inst.ok()) << s;
+    EXPECT_EQ(inst->op, tcgen05::Op::kLd);
+    // The kernel has 2- and 4-register variants only.
+    EXPECT_TRUE(tcgen05::NumRegisters(*inst) == 2 || tcgen05::NumRegisters(*inst) == 4) << s;
+  }
+  const PtxCheckResult shift = CheckPtx("tcgen05.shift.cta_group::1.down", "sm_100a");
+  EXPECT_TRUE(shift.ok) << shift.text;
+}
+
+TEST(CudaForms, MultimemFormsPassPtxCheck) {
+  std::set<MultimemKind> kinds;
+  for (const char* s : MultimemForms()) {
+    auto instr = ParseMultimem(s);
+    ASSERT_TRUE(instr.ok()) << s << ": " << instr.status();
+    kinds.insert(instr->kind);
+    const bool fp8 = MultimemNeedsFp8Target(*instr);
+    const PtxCheckResult r100 = CheckPtx(s, "sm_100a");
+    EXPECT_TRUE(r100.ok) << s << ": " << r100.text;
+    const PtxCheckResult r90 = CheckPtx(s, "sm_90");
+    EXPECT_EQ(r90.ok, !fp8) << s << ": " << r90.text;
+    // One 32- or 64-bit register per access (the kernel's operand forms).
+    EXPECT_TRUE(instr->AccessBytes() == 4 || instr->AccessBytes() == 8) << s;
+  }
+  EXPECT_EQ(kinds.size(), 3u);
+}
+
+TEST(CudaForms, DeviceEntryPointsWithoutDeviceAreUnavailable) {
+  auto dev = QueryDevice(0);
+  if (dev.ok()) GTEST_SKIP() << "a CUDA device is present: " << dev->name;
+  EXPECT_EQ(dev.status().code(), absl::StatusCode::kUnavailable) << dev.status();
+  EXPECT_FALSE(dev.status().message().empty());
+  if (!BuiltWithCuda()) {
+    EXPECT_TRUE(absl::StrContains(dev.status().message(), "built without CUDA"))
+        << dev.status();
+  }
+  EXPECT_EQ(RequireArch(Arch::kSm90).code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(RequireArch(Arch::kSm100a).code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(MulticastDeviceCount().status().code(), absl::StatusCode::kUnavailable);
+  // A valid request still reports the missing device, never a crash.
+  std::vector<uint8_t> in(8, 0), out(2, 0);
+  EXPECT_EQ(DeviceConvert(0, in, absl::MakeSpan(out)).code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_EQ(RunTmemLd(0, 0).status().code(), absl::StatusCode::kUnavailable);
+  // VerifyAll has nothing to run; each group lists its checks as skipped.
+  EXPECT_EQ(VerifyAll({}).status().code(), absl::StatusCode::kUnavailable);
+  VerifyOptions quick;
+  quick.exhaustive_cvt = false;
+  for (const auto& rows : {VerifyCvt(quick), VerifyTmem(quick), VerifyMultimem(quick)}) {
+    ASSERT_FALSE(rows.empty());
+    for (const CheckResult& r : rows) {
+      EXPECT_EQ(r.outcome, Outcome::kSkipped) << r.name << ": " << r.detail;
+      EXPECT_FALSE(r.detail.empty()) << r.name;
+    }
+  }
+  EXPECT_EQ(VerifyCvt(quick).size(), CvtForms().size());
+  EXPECT_EQ(VerifyMultimem(quick).size(), MultimemForms().size());
+}
+
+}  // namespace
+}  // namespace cuda
+}  // namespace mxpack

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# ctest fixture setup of the Python tests: creates BUILD/venv-python when
+# missing, installs the test and build requirements once, then builds and
+# installs the repository's `mxpack` package into it (pip install . with a
+# persistent scikit-build-core build dir, so reruns are incremental).
+# Exit 77 (reported by ctest as skipped) when python3/venv/Python.h are absent.
+# Usage: setup_venv.sh BUILD_DIR SOURCE_DIR [PYTHON3]
+set -euo pipefail
+build="$1"
+src="$2"
+py="${3:-python3}"
+venv="$build/venv-python"
+marker="$venv/.mxpack-installed"
+
+skip() { echo "SKIPPED: $*"; exit 77; }
+
+rm -f "$marker"
+command -v "$py" >/dev/null 2>&1 || skip "no python3 interpreter found"
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -m pip --version >/dev/null 2>&1; then
+  rm -rf "$venv"
+  if ! "$py" -m venv "$venv"; then
+    rm -rf "$venv"
+    skip "'$py -m venv' failed (on Debian: apt-get install python3-venv)"
+  fi
+fi
+"$venv/bin/python" - <<'PY' || skip "Python.h not found (on Debian: apt-get install python3-dev)"
+import os, sys, sysconfig
+sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")) else 1)
+PY
+
+if ! "$venv/bin/python" -c "import numpy, ml_dtypes, safetensors, pytest, scikit_build_core, nanobind" 2>/dev/null; then
+  echo "installing numpy ml_dtypes safetensors pytest scikit-build-core nanobind into $venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check \
+    numpy ml_dtypes safetensors pytest "scikit-build-core>=0.10" "nanobind>=2.0"
+fi
+
+echo "pip install $src (build dir $build/py-build)"
+start=$(date +%s)
+CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check \
+  --no-build-isolation --no-deps --force-reinstall \
+  -Cbuild-dir="$build/py-build" -Ccmake.build-type=Release "$src"
+echo "installed in $(( $(date +%s) - start )) s"
+(cd "$build" && "$venv/bin/python" -c "import mxpack; print('mxpack', mxpack.__file__, mxpack.available_targets())")
+touch "$marker"

@@ -184,12 +184,14 @@ absl::Status CheckMxShape(const MxShape& s) {
   const Format elem = MxElementFormat(s.format);
   const std::optional<Layout> packed = internal::PackedLayout(s.layout);
   if (packed) {
-    const absl::Status st = CheckLayoutFormat(*packed, elem);
-    if (!st.ok()) {
+    if (!CheckLayoutFormat(*packed, elem).ok()) {
+      const int bits = Traits(elem).bits;
       return absl::InvalidArgumentError(absl::StrFormat(
-          "layout: %s cannot hold %s elements (%s); %s",
-          ElementLayoutName(s.layout), MxFormatName(s.format),
-          FormatName(elem), st.message()));
+          "layout: %s cannot hold %s elements (%s); expected %s",
+          ElementLayoutName(s.layout), MxFormatName(s.format), FormatName(elem),
+          bits == 4   ? "codes, dense4 or b4x16_p64"
+          : bits == 6 ? "codes, dense6 or b6x16_p32"
+                      : "codes (fp8 has no packed layout)"));
     }
   }
   if (s.rows == 0 || s.cols == 0) {

@@ -56,6 +56,11 @@ int RunGpuVerify(const std::vector<std::string>& args) {
   options.seed = absl::GetFlag(FLAGS_seed);
   options.multimem_trials = absl::GetFlag(FLAGS_gpu_trials);
   options.threads = absl::GetFlag(FLAGS_gpu_threads);
+  // Progress on stderr; the table goes to stdout at the end.
+  options.on_result = [](const cuda::CheckResult& r) {
+    std::fprintf(stderr, "[%s] %s: %s\n", r.group.c_str(), r.name.c_str(),
+                 std::string(cuda::OutcomeName(r.outcome)).c_str());
+  };
   bool cvt = false, tmem = false, multimem = false;
   for (absl::string_view group :
        absl::StrSplit(absl::GetFlag(FLAGS_gpu_groups), ',', absl::SkipEmpty())) {

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -153,15 +154,6 @@ absl::StatusOr<int> MulticastDeviceCount();
 // ---------------------------------------------------------------------------
 // Verification (`mxpack gpu-verify`).
 // ---------------------------------------------------------------------------
-struct VerifyOptions {
-  // cvt from f32: all 2^32 inputs when true, else a structured sweep plus
-  // 2^22 random inputs. f16/bf16 sources and decodes are always exhaustive.
-  bool exhaustive_cvt = true;
-  uint64_t seed = 1;
-  int multimem_trials = 4;   // Random replica fillings per multimem form.
-  int threads = 0;           // Host-model threads; 0 = hardware concurrency.
-};
-
 enum class Outcome : uint8_t { kPassed, kFailed, kSkipped };
 absl::string_view OutcomeName(Outcome o);  // "passed", "FAILED", "skipped"
 
@@ -171,6 +163,17 @@ struct CheckResult {
   Outcome outcome = Outcome::kSkipped;
   uint64_t compared = 0;  // Values compared.
   std::string detail;  // First mismatch, matching model, or skip reason.
+};
+
+struct VerifyOptions {
+  // cvt from f32: all 2^32 inputs when true, else a structured sweep plus
+  // 2^22 random inputs. f16/bf16 sources and decodes are always exhaustive.
+  bool exhaustive_cvt = true;
+  uint64_t seed = 1;
+  int multimem_trials = 4;   // Random replica fillings per multimem form.
+  int threads = 0;           // Host-model threads; 0 = hardware concurrency.
+  // Called with each finished check (progress for long exhaustive runs).
+  std::function<void(const CheckResult&)> on_result;
 };
 
 // Runs every comparison the present hardware supports against the host

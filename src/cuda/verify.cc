@@ -474,6 +474,7 @@ std::vector<CheckResult> VerifyCvt(const VerifyOptions& options) {
   std::vector<CheckResult> rows;
   for (size_t i = 0; i < CvtForms().size(); ++i) {
     rows.push_back(VerifyOneCvt(i, CvtForms()[i], options));
+    if (options.on_result) options.on_result(rows.back());
   }
   return rows;
 }
@@ -491,6 +492,9 @@ std::vector<CheckResult> VerifyTmem(const VerifyOptions& options) {
     rows.push_back(VerifyCp(0, tcgen05::Swizzle::kNone, true, lane, options));
   }
   for (size_t f = 0; f < TmemLdForms().size(); ++f) rows.push_back(VerifyLd(f));
+  if (options.on_result) {
+    for (const CheckResult& r : rows) options.on_result(r);
+  }
   return rows;
 }
 
@@ -503,6 +507,7 @@ std::vector<CheckResult> VerifyMultimem(const VerifyOptions& options) {
     } else {
       rows.push_back(VerifyOneMultimem(f, *n, options));
     }
+    if (options.on_result) options.on_result(rows.back());
   }
   return rows;
 }

@@ -31,6 +31,8 @@ __all__ = [
     "pack", "unpack", "packed_bytes", "decompress", "compress",
     "encode_packed", "decode_packed", "decode_containers",
     "reduce", "reduce_spec", "PtxCheckResult", "ptx_check",
+    "mx_formats", "mx_format_info", "QuantizedTensor", "quantize",
+    "nvfp4_tensor_scale",
 ]
 
 _RAW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -176,7 +178,8 @@ def convert(x: np.ndarray, fmt: str, rounding: str = "rn",
             saturation: str = "satfinite", relu: bool = False, *,
             src: Optional[str] = None, seed: int = 0,
             rbits: Optional[np.ndarray] = None, overflow_tie: str = "even",
-            codes: bool = False, impl: str = "best") -> np.ndarray:
+            codes: bool = False, out: Optional[np.ndarray] = None,
+            impl: str = "best") -> np.ndarray:
     """Converts every element of `x` to `fmt` (mxpack::ConvertArray).
 
     `x` is a float array (its dtype names the source format) or raw unsigned
@@ -185,23 +188,35 @@ def convert(x: np.ndarray, fmt: str, rounding: str = "rn",
     random bits from ``random_bits(seed, n)`` unless ``rbits`` (uint32, one
     per element) is given. Returns an array of x's shape: the format's dtype
     (numpy or ml_dtypes) when there is one and ``codes`` is false, otherwise
-    unsigned integer codes (uint8 for narrow formats)."""
+    unsigned integer codes (uint8 for narrow formats). With ``out=`` (a
+    C-contiguous array of x.size elements of the destination's storage size,
+    e.g. reused between calls) the result is written there and `out` is
+    returned."""
     x = _check_array(x, "x")
     from_fmt = _source_format(x, src, "x")
     to_fmt = _canonical_arg(fmt, "fmt")
     out_bytes = _mxpack.format_info(to_fmt)["storage_bytes"]
-    out = np.empty(x.shape, dtype=_RAW[out_bytes])
+    if out is None:
+        raw_out = np.empty(x.shape, dtype=_RAW[out_bytes])
+    else:
+        _check_array(out, "out")
+        if out.dtype.itemsize != out_bytes or out.size != x.size:
+            raise ValueError(
+                f"out: expected {x.size} elements of {out_bytes} byte(s) for {to_fmt}, "
+                f"got {out.size} of dtype {out.dtype}")
+        raw_out = _raw(out)
     rb = _policy_rbits(from_fmt, to_fmt, x.size, rounding, seed, rbits)
-    _mxpack.convert(from_fmt, to_fmt, _raw(x), out, rounding, saturation,
+    _mxpack.convert(from_fmt, to_fmt, _raw(x), raw_out, rounding, saturation,
                     bool(relu), overflow_tie, rb, impl)
-    return _wrap(out, to_fmt, codes)
+    return out if out is not None else _wrap(raw_out, to_fmt, codes)
 
 
 def encode(x: np.ndarray, fmt: str, rounding: str = "rn",
            saturation: str = "satfinite", relu: bool = False, *,
            src: Optional[str] = None, seed: int = 0,
            rbits: Optional[np.ndarray] = None, overflow_tie: str = "even",
-           codes: bool = False, impl: str = "best") -> np.ndarray:
+           codes: bool = False, out: Optional[np.ndarray] = None,
+           impl: str = "best") -> np.ndarray:
     """Encodes f32/f64/f16/bf16 values to `fmt`, rounded once from the exact
     source value (DESIGN.md section 1).
 
@@ -211,13 +226,16 @@ def encode(x: np.ndarray, fmt: str, rounding: str = "rn",
     overflow_tie: "even" (IEEE/CUDA, default) or "max_finite" (rn only).
     Returns the ml_dtypes array of `fmt` when ml_dtypes is installed and the
     format has a dtype (and ``codes`` is false), else uint8 codes (uint16 for
-    bf16 without ml_dtypes), with x's shape."""
+    bf16 without ml_dtypes), with x's shape; ``out=`` writes into an
+    existing array instead (see convert())."""
     return convert(x, fmt, rounding, saturation, relu, src=src, seed=seed,
-                   rbits=rbits, overflow_tie=overflow_tie, codes=codes, impl=impl)
+                   rbits=rbits, overflow_tie=overflow_tie, codes=codes, out=out,
+                   impl=impl)
 
 
 def decode(codes: np.ndarray, fmt: Optional[str] = None, to=np.float32, *,
-           relu: bool = False, impl: str = "best") -> np.ndarray:
+           relu: bool = False, out: Optional[np.ndarray] = None,
+           impl: str = "best") -> np.ndarray:
     """Decodes codes of `fmt` exactly to `to` (float32, float16 or bfloat16;
     a dtype or a format name). `codes` is uint8 (uint16 for f16/bf16) or the
     format's ml_dtypes dtype, in which case `fmt` may be omitted. NaN codes
@@ -230,8 +248,7 @@ def decode(codes: np.ndarray, fmt: Optional[str] = None, to=np.float32, *,
         fmt = _FORMAT_OF_DTYPE[codes.dtype]
     fmt = _canonical_arg(fmt, "fmt")
     to_fmt = _canonical_arg(to, "to")
-    out = convert(codes, to_fmt, relu=relu, src=fmt, impl=impl)
-    return out
+    return convert(codes, to_fmt, relu=relu, src=fmt, out=out, impl=impl)
 
 
 def has_simd_path(src: str, fmt: str, rounding: str = "rn",
@@ -434,3 +451,138 @@ def ptx_check(spelling: str, target: Optional[str] = None) -> PtxCheckResult:
         raise TypeError(f"target: expected str or None, got {type(target).__name__}")
     ok, text = _mxpack.ptx_check(spelling, target or "")
     return PtxCheckResult(bool(ok), text)
+
+
+# ---------------------------------------------------------------------------
+# MX / NVFP4 block quantization (mxpack/mx.h).
+
+def mx_formats() -> list:
+    """MX format names: mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3, mxfp6_e3m2,
+    mxfp4, nvfp4."""
+    return list(_mxpack.mx_format_names())
+
+
+def mx_format_info(format: str) -> dict:
+    """Element format, scale format, block size and default scale mode."""
+    return dict(_mxpack.mx_format_info(format))
+
+
+def _rows_cols(shape, arg: str):
+    if len(shape) == 0:
+        raise ValueError(f"{arg}: expected at least 1 dimension (blocks run along the "
+                         f"last axis), got a 0-d array")
+    cols = int(shape[-1])
+    rows = int(np.prod(shape[:-1], dtype=np.int64)) if len(shape) > 1 else 1
+    return rows, cols
+
+
+class QuantizedTensor:
+    """A block-quantized tensor (mxpack::MxTensor): element bytes, scale
+    bytes and, for NVFP4, the f32 tensor scale.
+
+    The tensor is row-major [rows][cols] with rows = prod(shape[:-1]) and
+    cols = shape[-1]; blocks (32 elements, 16 for NVFP4) run along the last
+    axis, rows padded with zeros to whole blocks.
+
+    Attributes:
+      format, scale_mode, layout, scale_layout: names as in mxpack/mx.h.
+      shape: the original array shape; rows, cols.
+      elements: uint8 [rows, element_row_bytes] (codes, dense4/6 or
+        b4x16_p64/b6x16_p32 bytes).
+      scales: uint8 scale codes (ue8m0, or ue4m3 for NVFP4): linear
+        [rows, blocks_per_row]; tcgen05 [ceil(rows/128), ceil(blocks/4), 512].
+      tensor_scale: float (NVFP4; 1.0 otherwise).
+      stats: error statistics against the input (dict: elements,
+        nan_inf_inputs, nan_outputs, saturated, max_abs_error, rmse,
+        signal_power, sqnr_db), or None when quantize(stats=False).
+    """
+
+    def __init__(self, format: str, shape, elements: np.ndarray, scales: np.ndarray,
+                 tensor_scale: float = 1.0, *, scale_mode: Optional[str] = None,
+                 layout: str = "codes", scale_layout: str = "linear",
+                 stats: Optional[dict] = None):
+        self.shape = tuple(int(d) for d in shape)
+        self.rows, self.cols = _rows_cols(self.shape, "shape")
+        info = _mxpack.mx_shape(format, layout, scale_layout, self.rows, self.cols)
+        self.format = info["format"]
+        self.layout = info["layout"]
+        self.scale_layout = info["scale_layout"]
+        self.scale_mode = scale_mode or _mxpack.mx_format_info(format)["default_scale_mode"]
+        self.block_size = info["block"]
+        self.elements = _codes_u8(elements, "elements")
+        self.scales = _codes_u8(scales, "scales")
+        for arr, key, arg in ((self.elements, "element_bytes", "elements"),
+                              (self.scales, "scale_bytes", "scales")):
+            if arr.size != info[key]:
+                raise ValueError(f"{arg}: expected {info[key]} bytes for {self.format} "
+                                 f"{self.shape} ({layout}/{scale_layout}), got {arr.size}")
+        self.tensor_scale = float(tensor_scale)
+        self.stats = stats
+
+    def _args(self):
+        return (self.format, self.layout, self.scale_layout, self.rows, self.cols,
+                self.elements, self.scales, self.tensor_scale)
+
+    def dequantize(self, to=np.float32, *, impl: str = "best") -> np.ndarray:
+        """The dequantized tensor in `to` (float32, float64, float16 or
+        bfloat16) with the original shape (mxpack::DequantizeMx: f64 exact,
+        f32 exact for MX within f32 range)."""
+        to_fmt = _canonical_arg(to, "to")
+        out = np.empty(self.shape, dtype=_RAW[_mxpack.format_info(to_fmt)["storage_bytes"]])
+        f, l, sl, r, c, e, s, t = self._args()
+        _mxpack.dequantize(f, l, sl, r, c, e, s, t, to_fmt, out, impl)
+        return _wrap(out, to_fmt, False)
+
+    def error_stats(self, x: np.ndarray) -> dict:
+        """Error statistics of this tensor against the input `x`
+        (mxpack::ComputeMxErrorStats against the f64 dequantization)."""
+        x = _check_array(x, "x")
+        if tuple(x.shape) != self.shape:
+            raise ValueError(f"x: expected shape {self.shape}, got {tuple(x.shape)}")
+        src = _source_format(x, None, "x")
+        return dict(_mxpack.error_stats(src, _raw(x), *self._args()))
+
+    def __repr__(self) -> str:
+        return (f"QuantizedTensor(format={self.format!r}, shape={self.shape}, "
+                f"scale_mode={self.scale_mode!r}, layout={self.layout!r}, "
+                f"scale_layout={self.scale_layout!r}, tensor_scale={self.tensor_scale})")
+
+
+def quantize(x: np.ndarray, format: str, scale_mode: Optional[str] = None,
+             layout: str = "codes", scale_layout: str = "linear", *,
+             tensor_scale: Optional[float] = None, stats: bool = True,
+             src: Optional[str] = None, impl: str = "best") -> QuantizedTensor:
+    """MX / NVFP4 block quantization of `x` (float32, bfloat16 or float16)
+    along its last axis (mxpack::QuantizeMx).
+
+    format: mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3, mxfp6_e3m2, mxfp4 or nvfp4.
+    scale_mode: floor (MX default, OCP), rceil, ceil, even (NVFP4 default).
+    layout: codes, dense4, dense6, b4x16_p64, b6x16_p32 (element bytes).
+    scale_layout: linear or tcgen05 (block-scaled MMA scale tiles).
+    tensor_scale: NVFP4 only; default amax / 2688 over the finite inputs.
+    stats: compute error statistics (QuantizedTensor.stats)."""
+    x = _check_array(x, "x")
+    from_fmt = _source_format(x, src, "x")
+    rows, cols = _rows_cols(x.shape, "x")
+    raw = _raw(x)
+    elements, scales, ts, mode = _mxpack.quantize(
+        format, from_fmt, raw, rows, cols, scale_mode or "", layout, scale_layout,
+        None if tensor_scale is None else float(tensor_scale), impl)
+    info = _mxpack.mx_shape(format, layout, scale_layout, rows, cols)
+    elements = elements.reshape(rows, info["element_row_bytes"])
+    if info["scale_layout"] == "tcgen05":
+        scales = scales.reshape(-(-rows // 128), -(-info["blocks_per_row"] // 4), 512)
+    else:
+        scales = scales.reshape(rows, info["blocks_per_row"])
+    q = QuantizedTensor(format, x.shape, elements, scales, ts, scale_mode=mode,
+                        layout=layout, scale_layout=scale_layout)
+    if stats:
+        q.stats = dict(_mxpack.error_stats(from_fmt, raw, *q._args()))
+    return q
+
+
+def nvfp4_tensor_scale(x: np.ndarray, *, impl: str = "best") -> float:
+    """The NVFP4 tensor scale quantize() uses: amax over finite values / 2688
+    (f32), or 1.0 when that amax is 0."""
+    x = _check_array(x, "x")
+    return float(_mxpack.nvfp4_tensor_scale(_source_format(x, None, "x"), _raw(x), impl))

@@ -17,15 +17,18 @@ def convert(x: np.ndarray, fmt: DTypeLike, rounding: str = "rn",
             src: Optional[DTypeLike] = None, seed: int = 0,
             rbits: Optional[npt.NDArray[np.uint32]] = None,
             overflow_tie: str = "even", codes: bool = False,
+            out: Optional[np.ndarray] = None,
             impl: str = "best") -> np.ndarray: ...
 def encode(x: np.ndarray, fmt: DTypeLike, rounding: str = "rn",
            saturation: str = "satfinite", relu: bool = False, *,
            src: Optional[DTypeLike] = None, seed: int = 0,
            rbits: Optional[npt.NDArray[np.uint32]] = None,
            overflow_tie: str = "even", codes: bool = False,
+           out: Optional[np.ndarray] = None,
            impl: str = "best") -> np.ndarray: ...
 def decode(codes: np.ndarray, fmt: Optional[DTypeLike] = None,
            to: DTypeLike = np.float32, *, relu: bool = False,
+           out: Optional[np.ndarray] = None,
            impl: str = "best") -> np.ndarray: ...
 def has_simd_path(src: DTypeLike, fmt: DTypeLike, rounding: str = "rn",
                   saturation: str = "satfinite", relu: bool = False,
@@ -66,3 +69,32 @@ class PtxCheckResult(NamedTuple):
     def __bool__(self) -> bool: ...
 
 def ptx_check(spelling: str, target: Optional[str] = None) -> PtxCheckResult: ...
+
+def mx_formats() -> list[str]: ...
+def mx_format_info(format: str) -> dict: ...
+def nvfp4_tensor_scale(x: np.ndarray, *, impl: str = "best") -> float: ...
+
+class QuantizedTensor:
+    format: str
+    shape: tuple[int, ...]
+    rows: int
+    cols: int
+    layout: str
+    scale_layout: str
+    scale_mode: str
+    block_size: int
+    elements: npt.NDArray[np.uint8]
+    scales: npt.NDArray[np.uint8]
+    tensor_scale: float
+    stats: Optional[dict]
+    def __init__(self, format: str, shape: Sequence[int], elements: np.ndarray,
+                 scales: np.ndarray, tensor_scale: float = 1.0, *,
+                 scale_mode: Optional[str] = None, layout: str = "codes",
+                 scale_layout: str = "linear", stats: Optional[dict] = None) -> None: ...
+    def dequantize(self, to: DTypeLike = np.float32, *, impl: str = "best") -> np.ndarray: ...
+    def error_stats(self, x: np.ndarray) -> dict: ...
+
+def quantize(x: np.ndarray, format: str, scale_mode: Optional[str] = None,
+             layout: str = "codes", scale_layout: str = "linear", *,
+             tensor_scale: Optional[float] = None, stats: bool = True,
+             src: Optional[DTypeLike] = None, impl: str = "best") -> QuantizedTensor: ...

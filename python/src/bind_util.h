@@ -16,6 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "mxpack/dispatch.h"
+#include "mxpack/format.h"
 
 namespace mxpack::python {
 
@@ -53,6 +54,12 @@ absl::Span<const uint32_t> RandomWords(const nb::handle& rbits);
 
 // Impl from "best", "scalar" or a target name (error names `impl`).
 Impl ParseImplArg(const std::string& name);
+
+// A format name or ml_dtypes alias (ValueError prefixed with `arg`).
+Format ParseFormatArg(const std::string& name, absl::string_view arg);
+
+// Parts of the module defined in other files.
+void BindMx(nb::module_& m);
 
 }  // namespace mxpack::python
 

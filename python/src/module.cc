@@ -118,13 +118,13 @@ Impl ParseImplArg(const std::string& name) {
       }());
 }
 
-namespace {
-
 Format ParseFormatArg(const std::string& name, absl::string_view arg) {
   absl::StatusOr<Format> f = ParseFormat(name);
   if (!f.ok()) ThrowIfError(Prefixed(arg, f.status()));
   return *f;
 }
+
+namespace {
 
 Layout ParseLayoutArg(const std::string& name, absl::string_view arg) {
   absl::StatusOr<Layout> l = ParseLayout(name);
@@ -510,4 +510,5 @@ NB_MODULE(_mxpack, m) {
         arg("model"), arg("replicas"), arg("out"), arg("impl"));
   m.def("ptx_check", &py::PtxCheck, arg("spelling"), arg("target"),
         "mxpack::CheckPtx: (ok, text).");
+  py::BindMx(m);
 }

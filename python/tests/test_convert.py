@@ -204,3 +204,18 @@ def test_threads_share_the_module():
 def test_has_simd_path():
     assert mxpack.has_simd_path("f32", "e4m3")
     assert not mxpack.has_simd_path("f64", "e4m3")
+
+
+def test_out_parameter_reuses_a_buffer():
+    x = f32_sample(1 << 10)
+    want = mxpack.encode(x, "e4m3", codes=True)
+    buf = np.full(x.size, 0xAA, np.uint8)
+    got = mxpack.encode(x, "e4m3", out=buf)
+    assert got is buf and buf.tobytes() == want.tobytes()
+    f = np.empty(x.size, np.float32)
+    assert mxpack.decode(want, "e4m3", out=f) is f
+    assert f.tobytes() == mxpack.decode(want, "e4m3").tobytes()
+    with pytest.raises(ValueError, match="out: expected"):
+        mxpack.encode(x, "e4m3", out=np.empty(x.size - 1, np.uint8))
+    with pytest.raises(ValueError, match="out: expected a C-contiguous"):
+        mxpack.encode(x, "e4m3", out=np.empty(2 * x.size, np.uint8)[::2])

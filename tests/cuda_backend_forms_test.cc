@@ -70,7 +70,8 @@ TEST(CudaForms, Tcgen05FormsPassPtxCheck) {
     ASSERT_TRUE(inst.ok()) << s;
     EXPECT_EQ(inst->op, tcgen05::Op::kLd);
     // The kernel has 2- and 4-register variants only.
-    EXPECT_TRUE(tcgen05::NumRegisters(*inst) == 2 || tcgen05::NumRegisters(*inst) == 4) << s;
+    EXPECT_TRUE(tcgen05::NumRegisters(*inst) == 2 || tcgen05::NumRegisters(*inst) == 4)
+        << s;
   }
   const PtxCheckResult shift = CheckPtx("tcgen05.shift.cta_group::1.down", "sm_100a");
   EXPECT_TRUE(shift.ok) << shift.text;

@@ -85,7 +85,9 @@ TEST(CudaPtx, FilesExistAndCubinsAssembledForSm100a) {
     }
     const std::string cubin = ReadFile(Path(k, "sm_100a.cubin"));
     ASSERT_GE(cubin.size(), 64u) << Path(k, "sm_100a.cubin");
-    EXPECT_EQ(cubin.substr(0, 4), std::string("\x7f" "ELF")) << "not an ELF cubin: " << k;
+    EXPECT_EQ(cubin.substr(0, 4), std::string("\x7f"
+                                              "ELF"))
+        << "not an ELF cubin: " << k;
   }
 }
 
@@ -111,7 +113,8 @@ TEST(CudaPtx, IssueSpellingsPresent) {
        }) {
     EXPECT_TRUE(absl::StrContains(ptx, s)) << "missing " << s;
   }
-  EXPECT_TRUE(std::regex_search(ptx, std::regex(R"(multimem\.ld_reduce\S*\.acc::f16\S*\.e4m3)")))
+  EXPECT_TRUE(
+      std::regex_search(ptx, std::regex(R"(multimem\.ld_reduce\S*\.acc::f16\S*\.e4m3)")))
       << "missing multimem.ld_reduce...acc::f16...e4m3";
   // Every cp shape / multicast form with every decompression format.
   for (const char* shape : {"128x256b", "128x128b", "4x256b", "64x128b.warpx2::02_13",
@@ -171,7 +174,8 @@ TEST(CudaPtx, EmittedSpellingsPassPtxCheckRegistry) {
 TEST(CudaPtx, EmittedCvtFormsAreTableRows) {
   std::set<std::string> table;
   for (const CvtForm& f : CvtForms()) table.insert(f.ptx);
-  const std::regex packed(R"(^cvt\..*\.(e4m3|e5m2|e2m1|e2m3|e3m2|ue8m0|f16|bf16)x[24](\.|$))");
+  const std::regex packed(
+      R"(^cvt\..*\.(e4m3|e5m2|e2m1|e2m3|e3m2|ue8m0|f16|bf16)x[24](\.|$))");
   const std::regex rs(R"(^cvt\.rs\.)");
   int found = 0;
   for (const char* arch : {"sm_100a", "sm_90"}) {

@@ -17,7 +17,8 @@ namespace {
 void ExpectNoFailures(const std::vector<CheckResult>& rows) {
   int ran = 0;
   for (const CheckResult& r : rows) {
-    EXPECT_NE(r.outcome, Outcome::kFailed) << r.group << " " << r.name << ": " << r.detail;
+    EXPECT_NE(r.outcome, Outcome::kFailed)
+        << r.group << " " << r.name << ": " << r.detail;
     ran += r.outcome != Outcome::kSkipped;
   }
   if (ran == 0) GTEST_SKIP() << "every check skipped: " << rows.front().detail;

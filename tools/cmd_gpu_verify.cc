@@ -48,8 +48,9 @@ void PrintTable(const std::vector<cuda::CheckResult>& rows) {
 
 int RunGpuVerify(const std::vector<std::string>& args) {
   if (!args.empty()) {
-    return Fail("gpu-verify", absl::InvalidArgumentError(absl::StrFormat(
-                                  "expected no positional arguments, got \"%s\"", args[0])));
+    return Fail("gpu-verify",
+                absl::InvalidArgumentError(absl::StrFormat(
+                    "expected no positional arguments, got \"%s\"", args[0])));
   }
   cuda::VerifyOptions options;
   options.exhaustive_cvt = !absl::GetFlag(FLAGS_gpu_quick);
@@ -71,9 +72,10 @@ int RunGpuVerify(const std::vector<std::string>& args) {
     } else if (group == "multimem") {
       multimem = true;
     } else {
-      return Fail("gpu-verify", absl::InvalidArgumentError(absl::StrFormat(
-                                    "--gpu_groups: expected cvt, tcgen05 or multimem, got \"%s\"",
-                                    group)));
+      return Fail(
+          "gpu-verify",
+          absl::InvalidArgumentError(absl::StrFormat(
+              "--gpu_groups: expected cvt, tcgen05 or multimem, got \"%s\"", group)));
     }
   }
 
@@ -87,11 +89,11 @@ int RunGpuVerify(const std::vector<std::string>& args) {
     std::printf("checks: 0 run, 0 passed, 0 failed, 0 skipped\n");
     return 0;
   }
-  std::printf("device 0: %s, compute capability %d.%d, %d visible device(s), multicast %s, "
-              "driver %d, runtime %d\n",
-              device->name.c_str(), device->cc_major, device->cc_minor,
-              device->device_count, device->multicast ? "yes" : "no",
-              device->driver_version, device->runtime_version);
+  std::printf(
+      "device 0: %s, compute capability %d.%d, %d visible device(s), multicast %s, "
+      "driver %d, runtime %d\n",
+      device->name.c_str(), device->cc_major, device->cc_minor, device->device_count,
+      device->multicast ? "yes" : "no", device->driver_version, device->runtime_version);
   std::vector<cuda::CheckResult> rows;
   auto add = [&rows](std::vector<cuda::CheckResult> more) {
     rows.insert(rows.end(), more.begin(), more.end());
@@ -107,7 +109,8 @@ int RunGpuVerify(const std::vector<std::string>& args) {
 }
 
 const bool kGpuVerify = RegisterCommand(
-    {"gpu-verify", "compare the GPU's cvt / tcgen05 / multimem with the host model",
+    {"gpu-verify",
+     "compare the GPU's cvt / tcgen05 / multimem with the host model",
      "gpu-verify [--gpu_quick] [--gpu_groups=cvt,tcgen05,multimem] [--gpu_trials=N]\n"
      "           [--gpu_threads=N] [--seed=S]\n\n"
      "Runs every comparison the present GPU supports against the host model and\n"

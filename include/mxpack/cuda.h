@@ -42,9 +42,9 @@ struct DeviceInfo {
   std::string name;
   int cc_major = 0;  // Compute capability.
   int cc_minor = 0;
-  int device_count = 0;          // Visible devices.
-  bool multicast = false;        // CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED.
-  int driver_version = 0;        // 13000 = CUDA 13.0.
+  int device_count = 0;    // Visible devices.
+  bool multicast = false;  // CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED.
+  int driver_version = 0;  // 13000 = CUDA 13.0.
   int runtime_version = 0;
   size_t smem_per_block_optin = 0;
 };
@@ -67,11 +67,11 @@ absl::Status RequireArch(Arch arch);
 // conversion it implements is (from, to, policy).
 // ---------------------------------------------------------------------------
 struct CvtForm {
-  const char* ptx;     // Opcode, e.g. "cvt.rn.satfinite.relu.e4m3x2.f32".
+  const char* ptx;  // Opcode, e.g. "cvt.rn.satfinite.relu.e4m3x2.f32".
   Format from;
   Format to;
   EncodePolicy policy;
-  int width;           // Elements per instruction (2, or 4 for cvt.rs).
+  int width;  // Elements per instruction (2, or 4 for cvt.rs).
   Arch arch;
 };
 // Every cvt the backend issues (the PTX-inspection test checks each one).
@@ -102,12 +102,12 @@ absl::Status DeviceConvert(size_t form, absl::Span<const uint8_t> in,
 const std::vector<const char*>& TmemCpForms();
 
 struct TmemCpJob {
-  size_t cp_form = 0;          // Index into TmemCpForms().
-  std::vector<uint8_t> smem;   // Shared-memory image (from address 0).
-  uint64_t desc = 0;           // Descriptor relative to the image start.
-  uint32_t cp_taddr = 0;       // Relative to the allocation (lane, column).
+  size_t cp_form = 0;         // Index into TmemCpForms().
+  std::vector<uint8_t> smem;  // Shared-memory image (from address 0).
+  uint64_t desc = 0;          // Descriptor relative to the image start.
+  uint32_t cp_taddr = 0;      // Relative to the allocation (lane, column).
   bool shift = false;
-  uint32_t shift_taddr = 0;    // Lane a multiple of 32.
+  uint32_t shift_taddr = 0;  // Lane a multiple of 32.
   uint32_t fill = 0;
 };
 // Returns the 128 x 512 cells, cells[lane * 512 + column].
@@ -125,8 +125,8 @@ inline constexpr uint32_t FragmentPattern(int lane, int column) {
 }
 // Warps 0..3 each issue the ld form at lane 32 * warp, column `column`.
 // Returns per warp the 32 x NumRegisters registers (regs[warp][t][j]).
-absl::StatusOr<std::vector<std::vector<std::vector<uint32_t>>>> RunTmemLd(
-    size_t ld_form, int column);
+absl::StatusOr<std::vector<std::vector<std::vector<uint32_t>>>> RunTmemLd(size_t ld_form,
+                                                                          int column);
 
 // ---------------------------------------------------------------------------
 // Kernel 3: multimem over a multicast object that spans every visible GPU
@@ -145,9 +145,9 @@ struct MultimemRun {
 // access size; replicas.size() must equal MulticastDeviceCount()). Thread i
 // accesses byte offset i * AccessBytes(); st and red use operand bytes
 // `b` (same length as one replica).
-absl::StatusOr<MultimemRun> RunMultimem(
-    size_t form, const std::vector<std::vector<uint8_t>>& replicas,
-    absl::Span<const uint8_t> b = {});
+absl::StatusOr<MultimemRun> RunMultimem(size_t form,
+                                        const std::vector<std::vector<uint8_t>>& replicas,
+                                        absl::Span<const uint8_t> b = {});
 // Devices a multicast object would span, or kUnavailable with the reason.
 absl::StatusOr<int> MulticastDeviceCount();
 
@@ -158,11 +158,11 @@ enum class Outcome : uint8_t { kPassed, kFailed, kSkipped };
 absl::string_view OutcomeName(Outcome o);  // "passed", "FAILED", "skipped"
 
 struct CheckResult {
-  std::string group;   // "cvt", "tcgen05.cp", "tcgen05.ld", "multimem", ...
-  std::string name;    // The PTX spelling (and variant) checked.
+  std::string group;  // "cvt", "tcgen05.cp", "tcgen05.ld", "multimem", ...
+  std::string name;   // The PTX spelling (and variant) checked.
   Outcome outcome = Outcome::kSkipped;
   uint64_t compared = 0;  // Values compared.
-  std::string detail;  // First mismatch, matching model, or skip reason.
+  std::string detail;     // First mismatch, matching model, or skip reason.
 };
 
 struct VerifyOptions {
@@ -170,8 +170,8 @@ struct VerifyOptions {
   // 2^22 random inputs. f16/bf16 sources and decodes are always exhaustive.
   bool exhaustive_cvt = true;
   uint64_t seed = 1;
-  int multimem_trials = 4;   // Random replica fillings per multimem form.
-  int threads = 0;           // Host-model threads; 0 = hardware concurrency.
+  int multimem_trials = 4;  // Random replica fillings per multimem form.
+  int threads = 0;          // Host-model threads; 0 = hardware concurrency.
   // Called with each finished check (progress for long exhaustive runs).
   std::function<void(const CheckResult&)> on_result;
 };

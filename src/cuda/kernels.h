@@ -16,7 +16,13 @@ namespace internal {
 
 // Operand patterns of cvt_forms.inc.
 enum class CvtKind : int {
-  kF32x2, kF32x2B8, kPackW2N, kPackN2W, kPackB8, kRsF32x4, kRsF32x4B16,
+  kF32x2,
+  kF32x2B8,
+  kPackW2N,
+  kPackN2W,
+  kPackB8,
+  kRsF32x4,
+  kRsF32x4B16,
   kRsF32x2,
 };
 
@@ -25,22 +31,21 @@ enum class CvtKind : int {
 // group from `in_packed` (zero-extended). `rbits` (cvt.rs kinds) holds one
 // word per group. Writes the destination register of each group
 // (zero-extended) to out[g].
-std::string RunCvtKernel(int form, CvtKind kind, int width,
-                         const float* in_f32, const uint32_t* in_packed,
-                         const uint32_t* rbits, uint32_t* out, size_t groups);
+std::string RunCvtKernel(int form, CvtKind kind, int width, const float* in_f32,
+                         const uint32_t* in_packed, const uint32_t* rbits, uint32_t* out,
+                         size_t groups);
 
 // Tensor-memory program of TmemCpJob (mxpack/cuda.h); cells_out receives
 // 128 x 512 words.
-std::string RunTmemCpKernel(int cp_form, const uint8_t* image,
-                            size_t image_bytes, uint64_t desc, uint32_t cp_taddr,
-                            bool shift, uint32_t shift_taddr, uint32_t fill,
-                            size_t max_dynamic_smem, uint32_t* cells_out);
+std::string RunTmemCpKernel(int cp_form, const uint8_t* image, size_t image_bytes,
+                            uint64_t desc, uint32_t cp_taddr, bool shift,
+                            uint32_t shift_taddr, uint32_t fill, size_t max_dynamic_smem,
+                            uint32_t* cells_out);
 
 // tcgen05.ld form `ld_form` (nregs registers per thread) by warps 0..3 at
 // lane 32 * warp, column `column`, after filling TMEM with
 // FragmentPattern(). regs_out receives [warp][thread][register].
-std::string RunTmemLdKernel(int ld_form, int nregs, int column,
-                            uint32_t* regs_out);
+std::string RunTmemLdKernel(int ld_form, int nregs, int column, uint32_t* regs_out);
 
 // multimem form `form` issued from the current device on the multicast
 // address `mc` (device pointer) for `count` accesses of `access_bytes`
@@ -48,9 +53,8 @@ std::string RunTmemLdKernel(int ld_form, int nregs, int column,
 // results to `result` (count * access_bytes bytes); st / red read their
 // operand from `b` (count * access_bytes bytes).
 enum class MultimemKind : int { kLdReduce, kSt, kRed };
-std::string RunMultimemKernel(int form, MultimemKind kind, int access_bytes,
-                              void* mc, size_t count, const uint8_t* b,
-                              uint8_t* result);
+std::string RunMultimemKernel(int form, MultimemKind kind, int access_bytes, void* mc,
+                              size_t count, const uint8_t* b, uint8_t* result);
 
 }  // namespace internal
 }  // namespace cuda

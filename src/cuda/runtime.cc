@@ -56,12 +56,13 @@ absl::StatusOr<Fn> DriverEntry(const char* name, unsigned version) {
 
 absl::Status FromDriver(const char* what, CUresult r) {
   if (r == CUDA_SUCCESS) return absl::OkStatus();
-  return absl::InternalError(absl::StrFormat("%s: CUresult %d", what, static_cast<int>(r)));
+  return absl::InternalError(
+      absl::StrFormat("%s: CUresult %d", what, static_cast<int>(r)));
 }
 
-#define MXPACK_DRIVER(fn, version)                                         \
-  auto fn##_or = DriverEntry<decltype(&::fn)>(#fn, version);               \
-  if (!fn##_or.ok()) return fn##_or.status();                              \
+#define MXPACK_DRIVER(fn, version)                           \
+  auto fn##_or = DriverEntry<decltype(&::fn)>(#fn, version); \
+  if (!fn##_or.ok()) return fn##_or.status();                \
   auto fn = *fn##_or
 
 absl::StatusOr<bool> MulticastSupported(int ordinal) {
@@ -71,8 +72,9 @@ absl::StatusOr<bool> MulticastSupported(int ordinal) {
   absl::Status s = FromDriver("cuDeviceGet", cuDeviceGet(&dev, ordinal));
   if (!s.ok()) return s;
   int value = 0;
-  s = FromDriver("cuDeviceGetAttribute(MULTICAST_SUPPORTED)",
-                 cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, dev));
+  s = FromDriver(
+      "cuDeviceGetAttribute(MULTICAST_SUPPORTED)",
+      cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, dev));
   if (!s.ok()) return s;
   return value != 0;
 }
@@ -92,7 +94,8 @@ absl::StatusOr<DeviceInfo> QueryDevice(int ordinal) {
         "ordinal: expected 0 .. %d (visible devices), got %d", count - 1, ordinal));
   }
   cudaDeviceProp p;
-  absl::Status s = FromCuda("cudaGetDeviceProperties", cudaGetDeviceProperties(&p, ordinal));
+  absl::Status s =
+      FromCuda("cudaGetDeviceProperties", cudaGetDeviceProperties(&p, ordinal));
   if (!s.ok()) return s;
   DeviceInfo info;
   info.ordinal = ordinal;
@@ -170,20 +173,20 @@ absl::Status DeviceConvert(size_t form, absl::Span<const uint8_t> in,
   const size_t sb = static_cast<size_t>(Traits(f.from).storage_bytes);
   const size_t db = static_cast<size_t>(Traits(f.to).storage_bytes);
   if (in.size() % sb != 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "in: expected a multiple of %d bytes (%s elements), got %d bytes", sb,
-        FormatName(f.from), in.size()));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("in: expected a multiple of %d bytes (%s elements), got %d bytes",
+                        sb, FormatName(f.from), in.size()));
   }
   const size_t n = in.size() / sb;
   if (out.size() != n * db) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "out: expected %d bytes (%d %s elements), got %d", n * db, n, FormatName(f.to),
-        out.size()));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("out: expected %d bytes (%d %s elements), got %d", n * db, n,
+                        FormatName(f.to), out.size()));
   }
   if (n % static_cast<size_t>(f.width) != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "in: %s converts groups of %d elements; expected a multiple of %d, got %d",
-        f.ptx, f.width, f.width, n));
+        "in: %s converts groups of %d elements; expected a multiple of %d, got %d", f.ptx,
+        f.width, f.width, n));
   }
   const size_t groups = n / static_cast<size_t>(f.width);
   const bool rs = f.policy.rounding == Rounding::kRS;
@@ -196,9 +199,9 @@ absl::Status DeviceConvert(size_t form, absl::Span<const uint8_t> in,
     const uint8_t mask = static_cast<uint8_t>((1u << Traits(f.from).bits) - 1);
     for (size_t i = 0; i < n; ++i) {
       if ((in[i] & ~mask) != 0) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "in[%d]: expected a %d-bit %s code, got 0x%02X", i, Traits(f.from).bits,
-            FormatName(f.from), in[i]));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("in[%d]: expected a %d-bit %s code, got 0x%02X", i,
+                            Traits(f.from).bits, FormatName(f.from), in[i]));
       }
     }
   }
@@ -251,11 +254,12 @@ absl::Status DeviceConvert(size_t form, absl::Span<const uint8_t> in,
 
 absl::StatusOr<std::vector<uint32_t>> RunTmemCp(const TmemCpJob& job) {
   if (job.cp_form >= TmemCpForms().size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "cp_form: expected an index below %d (TmemCpForms()), got %d",
-        TmemCpForms().size(), job.cp_form));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("cp_form: expected an index below %d (TmemCpForms()), got %d",
+                        TmemCpForms().size(), job.cp_form));
   }
-  if (tcgen05::TaddrLane(job.cp_taddr) >= 128 || tcgen05::TaddrColumn(job.cp_taddr) >= 512) {
+  if (tcgen05::TaddrLane(job.cp_taddr) >= 128 ||
+      tcgen05::TaddrColumn(job.cp_taddr) >= 512) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "cp_taddr: expected lane < 128 and column < 512, got lane %d column %d",
         tcgen05::TaddrLane(job.cp_taddr), tcgen05::TaddrColumn(job.cp_taddr)));
@@ -277,37 +281,38 @@ absl::StatusOr<std::vector<uint32_t>> RunTmemCp(const TmemCpJob& job) {
         info->smem_per_block_optin - 1024, job.smem.size()));
   }
   std::vector<uint32_t> cells(size_t{128} * 512);
-  s = FromKernel(internal::RunTmemCpKernel(
-      static_cast<int>(job.cp_form), job.smem.data(), job.smem.size(), job.desc,
-      job.cp_taddr, job.shift, job.shift_taddr, job.fill, info->smem_per_block_optin,
-      cells.data()));
+  s = FromKernel(internal::RunTmemCpKernel(static_cast<int>(job.cp_form), job.smem.data(),
+                                           job.smem.size(), job.desc, job.cp_taddr,
+                                           job.shift, job.shift_taddr, job.fill,
+                                           info->smem_per_block_optin, cells.data()));
   if (!s.ok()) return s;
   return cells;
 }
 
-absl::StatusOr<std::vector<std::vector<std::vector<uint32_t>>>> RunTmemLd(
-    size_t ld_form, int column) {
+absl::StatusOr<std::vector<std::vector<std::vector<uint32_t>>>> RunTmemLd(size_t ld_form,
+                                                                          int column) {
   if (ld_form >= TmemLdForms().size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "ld_form: expected an index below %d (TmemLdForms()), got %d",
-        TmemLdForms().size(), ld_form));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("ld_form: expected an index below %d (TmemLdForms()), got %d",
+                        TmemLdForms().size(), ld_form));
   }
   auto inst = tcgen05::Parse(TmemLdForms()[ld_form]);
   if (!inst.ok()) return inst.status();
-  if (inst->shape == tcgen05::Shape::k16x32bx2) inst->half_split_offset = kLdHalfSplitOffset;
+  if (inst->shape == tcgen05::Shape::k16x32bx2)
+    inst->half_split_offset = kLdHalfSplitOffset;
   auto cols = tcgen05::NumColumns(*inst);
   if (!cols.ok()) return cols.status();
   if (column < 0 || column + *cols > 512) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "column: expected 0 .. %d (the form spans %d columns), got %d", 512 - *cols,
-        *cols, column));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("column: expected 0 .. %d (the form spans %d columns), got %d",
+                        512 - *cols, *cols, column));
   }
   absl::Status s = RequireArch(Arch::kSm100a);
   if (!s.ok()) return s;
   const int nregs = tcgen05::NumRegisters(*inst);
   std::vector<uint32_t> flat(size_t{128} * nregs);
-  s = FromKernel(internal::RunTmemLdKernel(static_cast<int>(ld_form), nregs, column,
-                                           flat.data()));
+  s = FromKernel(
+      internal::RunTmemLdKernel(static_cast<int>(ld_form), nregs, column, flat.data()));
   if (!s.ok()) return s;
   std::vector<std::vector<std::vector<uint32_t>>> regs(4);
   for (int w = 0; w < 4; ++w) {
@@ -342,10 +347,12 @@ absl::StatusOr<std::vector<int>> MulticastDevices() {
     }
   }
   if (devices.empty()) {
-    return absl::UnavailableError(absl::StrCat(
-        "no multicast support: CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED is 0 on device(s) ",
-        lacking, " (needs sm_90+ with NVLink / NVSwitch multicast, or a single "
-                 "device with driver support)"));
+    return absl::UnavailableError(
+        absl::StrCat("no multicast support: CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED is 0 "
+                     "on device(s) ",
+                     lacking,
+                     " (needs sm_90+ with NVLink / NVSwitch multicast, or a single "
+                     "device with driver support)"));
   }
   return devices;
 }
@@ -370,9 +377,9 @@ class Multicast {
     MXPACK_DRIVER(cuDeviceGet, 12000);
     devices_ = devices;
     for (int d : devices) {  // Primary contexts for the driver calls.
-        absl::Status s = FromCuda("cudaSetDevice", cudaSetDevice(d));
-        if (s.ok()) s = FromCuda("cudaFree(0)", cudaFree(nullptr));
-        if (!s.ok()) return s;
+      absl::Status s = FromCuda("cudaSetDevice", cudaSetDevice(d));
+      if (s.ok()) s = FromCuda("cudaFree(0)", cudaFree(nullptr));
+      if (!s.ok()) return s;
     }
     CUmulticastObjectProp prop;
     std::memset(&prop, 0, sizeof(prop));
@@ -428,11 +435,13 @@ class Multicast {
       if (!s.ok()) return s;
       CUdevice dev;
       s = FromDriver("cuDeviceGet", cuDeviceGet(&dev, d));
-      if (s.ok()) s = FromDriver("cuMulticastBindMem", cuMulticastBindMem(mc_, 0, h, 0, bytes_, 0));
+      if (s.ok())
+        s = FromDriver("cuMulticastBindMem", cuMulticastBindMem(mc_, 0, h, 0, bytes_, 0));
       if (!s.ok()) return s;
       bound_.push_back(dev);
     }
-    s = FromDriver("cuMemAddressReserve", cuMemAddressReserve(&mc_va_, bytes_, unit, 0, 0));
+    s = FromDriver("cuMemAddressReserve",
+                   cuMemAddressReserve(&mc_va_, bytes_, unit, 0, 0));
     if (!s.ok()) return s;
     s = FromDriver("cuMemMap(multicast)", cuMemMap(mc_va_, bytes_, 0, mc_, 0));
     if (!s.ok()) return s;
@@ -442,7 +451,8 @@ class Multicast {
     access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     access.location.id = devices[0];
     access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    return FromDriver("cuMemSetAccess(multicast)", cuMemSetAccess(mc_va_, bytes_, &access, 1));
+    return FromDriver("cuMemSetAccess(multicast)",
+                      cuMemSetAccess(mc_va_, bytes_, &access, 1));
   }
 
   size_t bytes() const { return bytes_; }
@@ -489,15 +499,16 @@ absl::StatusOr<MultimemRun> RunMultimem(size_t form,
                                         const std::vector<std::vector<uint8_t>>& replicas,
                                         absl::Span<const uint8_t> b) {
   if (form >= MultimemForms().size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "form: expected an index below %d (MultimemForms()), got %d",
-        MultimemForms().size(), form));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("form: expected an index below %d (MultimemForms()), got %d",
+                        MultimemForms().size(), form));
   }
   auto instr = ParseMultimem(MultimemForms()[form]);
   if (!instr.ok()) return instr.status();
   const size_t access = static_cast<size_t>(instr->AccessBytes());
   if (replicas.empty()) {
-    return absl::InvalidArgumentError("replicas: expected at least one replica, got none");
+    return absl::InvalidArgumentError(
+        "replicas: expected at least one replica, got none");
   }
   const size_t bytes = replicas[0].size();
   for (size_t r = 0; r < replicas.size(); ++r) {
@@ -520,9 +531,9 @@ absl::StatusOr<MultimemRun> RunMultimem(size_t form,
   auto devices = MulticastDevices();
   if (!devices.ok()) return devices.status();
   if (devices->size() != replicas.size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "replicas: expected %d (one per multicast-capable GPU), got %d", devices->size(),
-        replicas.size()));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("replicas: expected %d (one per multicast-capable GPU), got %d",
+                        devices->size(), replicas.size()));
   }
   Multicast mc;
   s = mc.Create(*devices, bytes);
@@ -541,16 +552,18 @@ absl::StatusOr<MultimemRun> RunMultimem(size_t form,
       : instr->kind == MultimemKind::kSt     ? internal::MultimemKind::kSt
                                              : internal::MultimemKind::kRed;
   if (!stores) run.ld_result.resize(bytes);
-  s = FromKernel(internal::RunMultimemKernel(
-      static_cast<int>(form), kind, static_cast<int>(access), mc.multicast(),
-      bytes / access, stores ? b.data() : nullptr, stores ? nullptr : run.ld_result.data()));
+  s = FromKernel(internal::RunMultimemKernel(static_cast<int>(form), kind,
+                                             static_cast<int>(access), mc.multicast(),
+                                             bytes / access, stores ? b.data() : nullptr,
+                                             stores ? nullptr : run.ld_result.data()));
   if (!s.ok()) return s;
   if (stores) {
     run.replicas.resize(replicas.size());
     for (size_t r = 0; r < replicas.size(); ++r) {
       run.replicas[r].resize(bytes);
-      s = FromCuda("cudaMemcpy(replica back)",
-                   cudaMemcpy(run.replicas[r].data(), mc.replica(r), bytes, cudaMemcpyDefault));
+      s = FromCuda(
+          "cudaMemcpy(replica back)",
+          cudaMemcpy(run.replicas[r].data(), mc.replica(r), bytes, cudaMemcpyDefault));
       if (!s.ok()) return s;
     }
   }

@@ -25,8 +25,8 @@ namespace mxpack {
 namespace cuda {
 namespace {
 
-CheckResult Row(std::string group, std::string name, Outcome outcome,
-                uint64_t compared, std::string detail) {
+CheckResult Row(std::string group, std::string name, Outcome outcome, uint64_t compared,
+                std::string detail) {
   return CheckResult{std::move(group), std::move(name), outcome, compared,
                      std::move(detail)};
 }
@@ -110,11 +110,11 @@ absl::Status CompareCvt(size_t index, const CvtForm& form, absl::Span<const uint
   }
   std::vector<absl::Status> errors(static_cast<size_t>(threads) + 1);
   ParallelFor(n, static_cast<size_t>(form.width), threads, [&](size_t b, size_t e) {
-    const absl::Status st = ConvertArray(
-        form.from, form.to, form.policy, in.subspan(b * sb, (e - b) * sb),
-        absl::MakeSpan(host).subspan(b * db, (e - b) * db),
-        rs ? absl::MakeConstSpan(element_rbits).subspan(b, e - b)
-           : absl::Span<const uint32_t>());
+    const absl::Status st =
+        ConvertArray(form.from, form.to, form.policy, in.subspan(b * sb, (e - b) * sb),
+                     absl::MakeSpan(host).subspan(b * db, (e - b) * db),
+                     rs ? absl::MakeConstSpan(element_rbits).subspan(b, e - b)
+                        : absl::Span<const uint32_t>());
     if (!st.ok()) errors[0] = st;
   });
   if (!errors[0].ok()) return errors[0];
@@ -192,10 +192,11 @@ CheckResult VerifyOneCvt(size_t index, const CvtForm& form, const VerifyOptions&
   }
   if (!s.ok()) return Failed("cvt", name, s);
   if (tally.mismatches != 0) {
-    return Row("cvt", name, Outcome::kFailed, tally.compared,
-               absl::StrFormat("%d mismatches vs %s -> %s %s; first: %s", tally.mismatches,
-                               FormatName(form.from), FormatName(form.to),
-                               PolicyToString(form.policy), tally.first));
+    return Row(
+        "cvt", name, Outcome::kFailed, tally.compared,
+        absl::StrFormat("%d mismatches vs %s -> %s %s; first: %s", tally.mismatches,
+                        FormatName(form.from), FormatName(form.to),
+                        PolicyToString(form.policy), tally.first));
   }
   return Row("cvt", name, Outcome::kPassed, tally.compared,
              absl::StrFormat("%s == host %s -> %s %s%s", inputs, FormatName(form.from),
@@ -213,8 +214,8 @@ std::string FirstCellDiff(const std::vector<uint32_t>& dev, const Tmem& model) {
     for (int col = 0; col < tcgen05::kColumns; ++col) {
       const uint32_t d = dev[static_cast<size_t>(lane) * 512 + col];
       if (d != model.At(lane, col)) {
-        return absl::StrFormat("lane %d column %d: device 0x%08X, model 0x%08X", lane, col,
-                               d, model.At(lane, col));
+        return absl::StrFormat("lane %d column %d: device 0x%08X, model 0x%08X", lane,
+                               col, d, model.At(lane, col));
       }
     }
   }
@@ -229,10 +230,10 @@ absl::StatusOr<std::pair<uint64_t, size_t>> TileFor(const tcgen05::Instruction& 
   const int rows = tcgen05::CpRows(inst.shape);
   const int chunks = tcgen05::CpChunksPerRow(inst.shape);
   d.swizzle = swizzle;
-  const uint32_t width = swizzle == tcgen05::Swizzle::kNone      ? 0
-                         : swizzle == tcgen05::Swizzle::k32B     ? 32
-                         : swizzle == tcgen05::Swizzle::k64B     ? 64
-                                                                 : 128;
+  const uint32_t width = swizzle == tcgen05::Swizzle::kNone  ? 0
+                         : swizzle == tcgen05::Swizzle::k32B ? 32
+                         : swizzle == tcgen05::Swizzle::k64B ? 64
+                                                             : 128;
   d.leading_byte_offset = 128;
   d.stride_byte_offset = width == 0 ? 128u * static_cast<uint32_t>(chunks) : 8 * width;
   auto desc = tcgen05::EncodeDescriptor(d);
@@ -248,14 +249,15 @@ absl::StatusOr<std::pair<uint64_t, size_t>> TileFor(const tcgen05::Instruction& 
   return std::make_pair(*desc, bytes);
 }
 
-CheckResult VerifyCp(size_t form, tcgen05::Swizzle swizzle, bool shift, uint32_t shift_lane,
-                     const VerifyOptions& o) {
+CheckResult VerifyCp(size_t form, tcgen05::Swizzle swizzle, bool shift,
+                     uint32_t shift_lane, const VerifyOptions& o) {
   const char* spelling = TmemCpForms()[form];
   std::string name = spelling;
   if (swizzle != tcgen05::Swizzle::kNone) {
     absl::StrAppend(&name, " (swizzle ", tcgen05::SwizzleName(swizzle), ")");
   }
-  if (shift) absl::StrAppend(&name, " + tcgen05.shift.cta_group::1.down lane ", shift_lane);
+  if (shift)
+    absl::StrAppend(&name, " + tcgen05.shift.cta_group::1.down lane ", shift_lane);
   const std::string group = shift ? "tcgen05.shift" : "tcgen05.cp";
   auto inst = tcgen05::Parse(spelling);
   if (!inst.ok()) return Failed(group, name, inst.status());
@@ -296,17 +298,19 @@ CheckResult VerifyCp(size_t form, tcgen05::Swizzle swizzle, bool shift, uint32_t
     if (!mid.ok()) return Failed(group, name, mid.status());
     const std::string dl = FirstCellDiff(*dev, *low), dm = FirstCellDiff(*dev, *mid);
     if (dl.empty()) {
-      return Row(group, name, Outcome::kPassed, cells,
-                 "FP6 container = low6 (00xxxxxx, Fp6Container::kLow6, the DESIGN default)");
+      return Row(
+          group, name, Outcome::kPassed, cells,
+          "FP6 container = low6 (00xxxxxx, Fp6Container::kLow6, the DESIGN default)");
     }
     if (dm.empty()) {
-      return Row(group, name, Outcome::kPassed, cells,
-                 "FP6 container = mid6 (0xxxxxx0, Fp6Container::kMid6): the DESIGN default "
-                 "kLow6 is wrong for this hardware");
+      return Row(
+          group, name, Outcome::kPassed, cells,
+          "FP6 container = mid6 (0xxxxxx0, Fp6Container::kMid6): the DESIGN default "
+          "kLow6 is wrong for this hardware");
     }
-    return Row(group, name, Outcome::kFailed, cells,
-               absl::StrCat("neither FP6 placement matches; vs low6: ", dl,
-                            "; vs mid6: ", dm));
+    return Row(
+        group, name, Outcome::kFailed, cells,
+        absl::StrCat("neither FP6 placement matches; vs low6: ", dl, "; vs mid6: ", dm));
   }
   auto m = model(Fp6Container::kLow6);
   if (!m.ok()) return Failed(group, name, m.status());
@@ -324,7 +328,8 @@ CheckResult VerifyLd(size_t form) {
   const std::string name = TmemLdForms()[form];
   auto inst = tcgen05::Parse(name);
   if (!inst.ok()) return Failed("tcgen05.ld", name, inst.status());
-  if (inst->shape == tcgen05::Shape::k16x32bx2) inst->half_split_offset = kLdHalfSplitOffset;
+  if (inst->shape == tcgen05::Shape::k16x32bx2)
+    inst->half_split_offset = kLdHalfSplitOffset;
   constexpr int kColumn = 16;
   auto dev = RunTmemLd(form, kColumn);
   if (!dev.ok()) {
@@ -340,17 +345,19 @@ CheckResult VerifyLd(size_t form) {
   }
   uint64_t compared = 0;
   for (int w = 0; w < 4; ++w) {
-    auto regs = t.Ld(*inst, w, tcgen05::MakeTaddr(32u * static_cast<uint32_t>(w), kColumn));
+    auto regs =
+        t.Ld(*inst, w, tcgen05::MakeTaddr(32u * static_cast<uint32_t>(w), kColumn));
     if (!regs.ok()) return Failed("tcgen05.ld", name, regs.status());
     for (int th = 0; th < 32; ++th) {
       for (size_t j = 0; j < (*regs)[th].size(); ++j) {
         ++compared;
         const uint32_t d = (*dev)[w][th][j], m = (*regs)[th][j];
         if (d != m) {
-          return Row("tcgen05.ld", name, Outcome::kFailed, compared,
-                     absl::StrFormat("warp %d thread %d register %d: device 0x%08X "
-                                     "(lane %d column %d), model 0x%08X",
-                                     w, th, j, d, (d & 0xFFFF) / 512, (d & 0xFFFF) % 512, m));
+          return Row(
+              "tcgen05.ld", name, Outcome::kFailed, compared,
+              absl::StrFormat("warp %d thread %d register %d: device 0x%08X "
+                              "(lane %d column %d), model 0x%08X",
+                              w, th, j, d, (d & 0xFFFF) / 512, (d & 0xFFFF) % 512, m));
         }
       }
     }
@@ -372,7 +379,8 @@ void FillReplica(const MmTypeInfo& t, std::mt19937_64& rng, std::vector<uint8_t>
       const FormatTraits& f = Traits(t.element);
       const uint64_t sign = rng() & 1, man = rng() & ((uint64_t{1} << f.man_bits) - 1);
       const int span = std::min(3, f.bias - 1);
-      const uint64_t exp = static_cast<uint64_t>(f.bias - span + static_cast<int>(rng() % (2 * span + 1)));
+      const uint64_t exp =
+          static_cast<uint64_t>(f.bias - span + static_cast<int>(rng() % (2 * span + 1)));
       v = (sign << (f.bits - 1)) | (exp << f.man_bits) | man;
     }
     std::memcpy(bytes->data() + i, &v, eb);
@@ -389,10 +397,9 @@ CheckResult VerifyOneMultimem(size_t form, int replicas, const VerifyOptions& o)
   const MmTypeInfo& t = MmTypeTraits(instr->type);
   const size_t access = static_cast<size_t>(instr->AccessBytes());
   const size_t bytes = 4096 / access * access;
-  const std::vector<ReduceModel> models = {ReduceModel::kSequential,
-                                           ReduceModel::kPairwiseTree,
-                                           ReduceModel::kExactOnce,
-                                           ReduceModel::kNcclSoftware};
+  const std::vector<ReduceModel> models = {
+      ReduceModel::kSequential, ReduceModel::kPairwiseTree, ReduceModel::kExactOnce,
+      ReduceModel::kNcclSoftware};
   std::vector<bool> matches(models.size(), true);
   std::string first_diff;
   uint64_t compared = 0;
@@ -430,10 +437,11 @@ CheckResult VerifyOneMultimem(size_t form, int replicas, const VerifyOptions& o)
             matches[m] = false;
           }
         } else {
-          absl::Status s = instr->kind == MultimemKind::kSt
-                               ? obj.St(*instr, off, absl::MakeConstSpan(b).subspan(off, access))
-                               : obj.Red(*instr, off, absl::MakeConstSpan(b).subspan(off, access),
-                                         models[m]);
+          absl::Status s =
+              instr->kind == MultimemKind::kSt
+                  ? obj.St(*instr, off, absl::MakeConstSpan(b).subspan(off, access))
+                  : obj.Red(*instr, off, absl::MakeConstSpan(b).subspan(off, access),
+                            models[m]);
           if (!s.ok()) return Failed("multimem", name, s);
         }
       }
@@ -457,11 +465,12 @@ CheckResult VerifyOneMultimem(size_t form, int replicas, const VerifyOptions& o)
   }
   const std::string rep = absl::StrFormat("%d replica(s)", replicas);
   if (names.empty()) {
-    return Row("multimem", name, Outcome::kFailed, compared,
-               absl::StrCat(rep, ": no ReduceModel matches; first mismatch at ", first_diff));
+    return Row(
+        "multimem", name, Outcome::kFailed, compared,
+        absl::StrCat(rep, ": no ReduceModel matches; first mismatch at ", first_diff));
   }
-  const bool model_free = !t.is_float || instr->op != ReduceOp::kAdd ||
-                          instr->kind == MultimemKind::kSt;
+  const bool model_free =
+      !t.is_float || instr->op != ReduceOp::kAdd || instr->kind == MultimemKind::kSt;
   return Row("multimem", name, Outcome::kPassed, compared,
              model_free ? absl::StrCat(rep, ": == host model (exact op)")
                         : absl::StrCat(rep, ": matches ReduceModel ",

@@ -242,11 +242,12 @@ void TestFusedEncode() {
   if (!LibraryHas(HWY_TARGET)) return;
   const Impl impl{HWY_TARGET};
   std::mt19937 rng(5);
-  EncodePolicy rn, rz, rs, relu;
+  EncodePolicy rn, rz, rs, relu, rn_relu;
   rz.rounding = Rounding::kRZ;
   rs.rounding = Rounding::kRS;
   relu.relu = true;
   relu.rounding = Rounding::kRP;
+  rn_relu.relu = true;  // rn (with and without relu) takes the one-pass fused kernel
   for (size_t n : {size_t{0}, size_t{3}, size_t{31}, size_t{2048}, size_t{2065}}) {
     for (Layout l : kLayouts) {
       const bool four = LayoutElementBits(l) == 4;
@@ -265,7 +266,7 @@ void TestFusedEncode() {
             const uint64_t bits = scalar::Convert(Format::kF32, from, scalar::F32Bits(x), rn);
             for (size_t b = 0; b < ib; ++b) in[i * ib + b] = static_cast<uint8_t>(bits >> (8 * b));
           }
-          for (const EncodePolicy& p : {rn, rz, rs, relu}) {
+          for (const EncodePolicy& p : {rn, rn_relu, rz, rs, relu}) {
             std::vector<uint32_t> rbits;
             if (p.rounding == Rounding::kRS) {
               for (size_t i = 0; i < n; ++i) rbits.push_back(RandomBits(42, i));

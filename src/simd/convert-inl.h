@@ -318,12 +318,13 @@ HWY_INLINE void ForEachStep(D d, const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RE
   std::memcpy(out + i * kOutBytes, out_buf, rest * kOutBytes);
 }
 
-// Stores the low byte of every lane of four u32 vectors (4N bytes, in order).
-// Values must be < 2^15. AVX2/AVX-512: two-stage pack (saturation never
-// triggers) and one lane permute instead of four separate demotions.
+// The low bytes of every lane of four u32 vectors, in order, as one u8
+// vector (4N bytes). Values must be < 2^15. x86: two-stage saturating packs
+// (saturation never triggers) plus, on 256/512-bit vectors, one lane permute
+// instead of four separate demotions; other targets go through memory.
 template <class DU>
-HWY_INLINE void StoreBytes4(DU du, hn::Vec<DU> v0, hn::Vec<DU> v1, hn::Vec<DU> v2,
-                            hn::Vec<DU> v3, uint8_t* out) {
+HWY_INLINE hn::Vec<hn::Repartition<uint8_t, DU>> U8From4U32(DU du, hn::Vec<DU> v0, hn::Vec<DU> v1,
+                                                           hn::Vec<DU> v2, hn::Vec<DU> v3) {
 #if HWY_TARGET <= HWY_AVX3 && HWY_TARGET != HWY_SCALAR
   if constexpr (hn::MaxLanes(du) == 16) {
     // Per 128-bit block k: v0[4k..4k+3] v1[..] v2[..] v3[..] as u32 groups.
@@ -331,25 +332,44 @@ HWY_INLINE void StoreBytes4(DU du, hn::Vec<DU> v0, hn::Vec<DU> v1, hn::Vec<DU> v
     const __m512i cd = _mm512_packus_epi32(v2.raw, v3.raw);
     const __m512i abcd = _mm512_packus_epi16(ab, cd);
     const __m512i idx = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    _mm512_storeu_si512(out, _mm512_permutexvar_epi32(idx, abcd));
-    return;
+    return hn::Vec<hn::Repartition<uint8_t, DU>>{_mm512_permutexvar_epi32(idx, abcd)};
   }
 #elif HWY_TARGET == HWY_AVX2
   if constexpr (hn::MaxLanes(du) == 8) {
     const __m256i ab = _mm256_packus_epi32(v0.raw, v1.raw);
     const __m256i cd = _mm256_packus_epi32(v2.raw, v3.raw);
     const __m256i abcd = _mm256_packus_epi16(ab, cd);
-    const __m256i idx = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
-                        _mm256_permutevar8x32_epi32(abcd, idx));
-    return;
+    return hn::Vec<hn::Repartition<uint8_t, DU>>{_mm256_permutevar8x32_epi32(abcd, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))};
+  }
+#elif HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+  if constexpr (hn::MaxLanes(du) == 4) {
+    // 128-bit packs keep the lane order (packs_epi32 is SSE2; values < 2^15).
+    return hn::Vec<hn::Repartition<uint8_t, DU>>{_mm_packus_epi16(_mm_packs_epi32(v0.raw, v1.raw), _mm_packs_epi32(v2.raw, v3.raw))};
   }
 #endif
+  const hn::Repartition<uint8_t, DU> d8;
   const size_t N = hn::Lanes(du);
+  HWY_ALIGN uint8_t buf[4 * hn::MaxLanes(du)];
+  StoreLanes<1>(du, v0, buf);
+  StoreLanes<1>(du, v1, buf + N);
+  StoreLanes<1>(du, v2, buf + 2 * N);
+  StoreLanes<1>(du, v3, buf + 3 * N);
+  return hn::Load(d8, buf);
+}
+
+// Stores the low byte of every lane of four u32 vectors (4N bytes, in order).
+template <class DU>
+HWY_INLINE void StoreBytes4(DU du, hn::Vec<DU> v0, hn::Vec<DU> v1, hn::Vec<DU> v2,
+                            hn::Vec<DU> v3, uint8_t* out) {
+#if HWY_TARGET == HWY_SCALAR  // one lane per vector: no u8 vector of 4N lanes
   StoreLanes<1>(du, v0, out);
-  StoreLanes<1>(du, v1, out + N);
-  StoreLanes<1>(du, v2, out + 2 * N);
-  StoreLanes<1>(du, v3, out + 3 * N);
+  StoreLanes<1>(du, v1, out + 1);
+  StoreLanes<1>(du, v2, out + 2);
+  StoreLanes<1>(du, v3, out + 3);
+#else
+  const hn::Repartition<uint8_t, DU> d8;
+  hn::StoreU(U8From4U32(du, v0, v1, v2, v3), d8, out);
+#endif
 }
 
 // Stores the low 16 bits of every lane of two u32 vectors (values < 2^16).

@@ -98,6 +98,13 @@ bool HasSimdPath(Format from, Format to, const EncodePolicy& policy) {
   return true;                             // f32/f16/bf16 -> narrow/f16/bf16.
 }
 
+void internal::ConvertArrayUnchecked(Format from, Format to, const EncodePolicy& policy,
+                                     const uint8_t* in, uint8_t* out, const uint32_t* rbits,
+                                     size_t n, Impl impl) {
+  const internal::ConvertParams p = MakeParams(from, to, policy);
+  internal::Pick(HWY_DISPATCH_TABLE(ConvertArrayKernel), impl)(p, in, out, rbits, n);
+}
+
 absl::Status ConvertArray(Format from, Format to, const EncodePolicy& policy,
                           absl::Span<const uint8_t> in, absl::Span<uint8_t> out,
                           absl::Span<const uint32_t> rbits, Impl impl) {
@@ -106,9 +113,8 @@ absl::Status ConvertArray(Format from, Format to, const EncodePolicy& policy,
   }
   absl::StatusOr<size_t> n = CheckConvertArrayArgs(from, to, policy, in, out, rbits);
   if (!n.ok()) return n.status();
-  const internal::ConvertParams p = MakeParams(from, to, policy);
-  internal::Pick(HWY_DISPATCH_TABLE(ConvertArrayKernel), impl)(
-      p, in.data(), out.data(), rbits.empty() ? nullptr : rbits.data(), *n);
+  internal::ConvertArrayUnchecked(from, to, policy, in.data(), out.data(),
+                                  rbits.empty() ? nullptr : rbits.data(), *n, impl);
   return absl::OkStatus();
 }
 

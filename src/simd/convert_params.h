@@ -3,8 +3,10 @@
 #ifndef MXPACK_SRC_SIMD_CONVERT_PARAMS_H_
 #define MXPACK_SRC_SIMD_CONVERT_PARAMS_H_
 
+#include <cstddef>
 #include <cstdint>
 
+#include "mxpack/dispatch.h"
 #include "mxpack/format.h"
 #include "mxpack/scalar.h"
 
@@ -34,6 +36,15 @@ struct ConvertParams {
   Rounding rounding;
   bool satfinite, relu;
 };
+
+// The dispatched conversion kernel without argument checks, for callers that
+// validated already (the fused pack paths). Preconditions:
+// CheckConvertArrayArgs(...) is ok for these n elements, HasSimdPath(from, to,
+// policy), impl.target != Impl::kScalar; rbits has n words with rs, else may
+// be nullptr.
+void ConvertArrayUnchecked(Format from, Format to, const EncodePolicy& policy,
+                           const uint8_t* in, uint8_t* out, const uint32_t* rbits,
+                           size_t n, Impl impl);
 
 }  // namespace mxpack::internal
 

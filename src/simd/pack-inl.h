@@ -18,6 +18,7 @@
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "mxpack/pack.h"
+#include "src/simd/convert-inl.h"  // the element codecs (one codec for convert and pack)
 
 HWY_BEFORE_NAMESPACE();
 namespace mxpack {
@@ -63,6 +64,9 @@ inline void ShiftBytesRight(int shift, const uint8_t* in, uint8_t* out, size_t n
 }
 inline bool AnyOutside(const uint8_t* p, size_t n, uint8_t mask) {
   return internal::FirstOutside(p, n, mask) != n;
+}
+inline bool EncodePaddedFused(Format, Format, bool, const uint8_t*, uint8_t*, size_t) {
+  return false;  // the caller runs the tiled convert + pack path
 }
 #else  // HWY_TARGET != HWY_SCALAR
 
@@ -398,6 +402,72 @@ bool AnyOutside(const uint8_t* HWY_RESTRICT p, size_t n, uint8_t mask) {
     acc = hn::OrAnd(acc, hn::Load(d, buf), bad);
   }
   return !hn::AllTrue(d, hn::Eq(acc, hn::Zero(d)));
+}
+
+// Fused quantize into padded groups in one pass over the input: each step
+// encodes four u32 vectors of f32 bits (the rn encoder of encode_fast-inl.h),
+// packs their codes into one u8 vector in registers (U8From4U32), compacts
+// its 16-element blocks (PaddedCodec) and stores whole groups. The tail goes
+// through zero-padded buffers: +0 encodes to code 0, the padding value of a
+// final partial group.
+template <internal::SrcKind kSrc, Format kElem, bool kRelu>
+void EncodePaddedFusedT(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, size_t n) {
+  using Src = WideSource<kSrc>;
+  using Enc = FastEncodeF32<kElem, /*kSatFinite=*/true, kRelu>;
+  constexpr size_t kIn = Src::kBytes;
+  const hn::ScalableTag<uint32_t> du;
+  const hn::Repartition<uint8_t, decltype(du)> d8;
+  const size_t N = hn::Lanes(du);
+  const size_t N8 = hn::Lanes(d8);  // elements per step = bytes out per step
+  const auto step = [du, d8, N](const uint8_t* src, uint8_t* dst) {
+    const auto codes = U8From4U32(du, Enc::EncodeRn(du, Src::Load(du, src)),
+                                  Enc::EncodeRn(du, Src::Load(du, src + N * kIn)),
+                                  Enc::EncodeRn(du, Src::Load(du, src + 2 * N * kIn)),
+                                  Enc::EncodeRn(du, Src::Load(du, src + 3 * N * kIn)));
+    const auto packed = internal::FastFormatOf(kElem).bits == 4
+                            ? PaddedCodec::Compact4<0>(d8, codes)
+                            : PaddedCodec::Compact6<0>(d8, codes);
+    hn::StoreU(packed, d8, dst);
+  };
+  size_t i = 0;
+  for (; i + N8 <= n; i += N8) step(in + i * kIn, out + i);  // 16 bytes per 16 elements
+  if (i == n) return;
+  HWY_ALIGN uint8_t in_buf[hn::MaxLanes(d8) * kIn] = {};
+  HWY_ALIGN uint8_t out_buf[hn::MaxLanes(d8)];
+  const size_t rest = n - i;
+  std::memcpy(in_buf, in + i * kIn, rest * kIn);
+  step(in_buf, out_buf);
+  std::memcpy(out + i, out_buf, (rest + 15) / 16 * 16);
+}
+
+template <internal::SrcKind kSrc, bool kRelu>
+HWY_INLINE bool EncodePaddedFusedFrom(Format elem, const uint8_t* in, uint8_t* out, size_t n) {
+  switch (elem) {
+    case Format::kE2M1: EncodePaddedFusedT<kSrc, Format::kE2M1, kRelu>(in, out, n); return true;
+    case Format::kE2M3: EncodePaddedFusedT<kSrc, Format::kE2M3, kRelu>(in, out, n); return true;
+    case Format::kE3M2: EncodePaddedFusedT<kSrc, Format::kE3M2, kRelu>(in, out, n); return true;
+    default: return false;
+  }
+}
+
+// rn satfinite quantize of n f32/f16/bf16 elements into b4x16_p64 (e2m1) or
+// b6x16_p32 (e2m3, e3m2) with zero padding. Returns false (nothing written)
+// for combinations without a fused kernel.
+bool EncodePaddedFused(Format from, Format elem, bool relu, const uint8_t* HWY_RESTRICT in,
+                       uint8_t* HWY_RESTRICT out, size_t n) {
+  switch (from) {
+    case Format::kF32:
+      return relu ? EncodePaddedFusedFrom<internal::SrcKind::kF32, true>(elem, in, out, n)
+                  : EncodePaddedFusedFrom<internal::SrcKind::kF32, false>(elem, in, out, n);
+    case Format::kF16:
+      return relu ? EncodePaddedFusedFrom<internal::SrcKind::kF16, true>(elem, in, out, n)
+                  : EncodePaddedFusedFrom<internal::SrcKind::kF16, false>(elem, in, out, n);
+    case Format::kBF16:
+      return relu ? EncodePaddedFusedFrom<internal::SrcKind::kBF16, true>(elem, in, out, n)
+                  : EncodePaddedFusedFrom<internal::SrcKind::kBF16, false>(elem, in, out, n);
+    default:
+      return false;
+  }
 }
 
 #endif  // HWY_TARGET == HWY_SCALAR

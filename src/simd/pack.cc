@@ -17,6 +17,7 @@
 #include "mxpack/convert.h"
 #include "mxpack/pack.h"
 #include "mxpack/scalar.h"
+#include "simd/convert_params.h"
 #include "simd/dispatch_util.h"
 
 namespace mxpack {
@@ -29,6 +30,7 @@ HWY_EXPORT(UnpackDense6);
 HWY_EXPORT(PackDense6);
 HWY_EXPORT(ShiftBytesRight);
 HWY_EXPORT(AnyOutside);
+HWY_EXPORT(EncodePaddedFused);
 
 namespace {
 
@@ -100,11 +102,20 @@ absl::string_view ContainerWhat(int bits, Fp6Container c) {
 }
 
 // The element conversion of the fused paths: the dispatched convert kernels
-// (mxpack/convert.h) with the same Impl as the packing kernels.
+// (mxpack/convert.h) with the same Impl as the packing kernels. The callers
+// checked their arguments (and unpacked codes are valid by construction), so
+// SIMD paths skip ConvertArray's checks.
 absl::Status ConvertTile(Format from, Format to, const EncodePolicy& policy,
                          absl::Span<const uint8_t> in, absl::Span<uint8_t> out,
                          absl::Span<const uint32_t> rbits, Impl impl) {
-  return ConvertArray(from, to, policy, in, out, rbits, impl);
+  if (!HasSimdPath(from, to, policy)) {
+    return ConvertArray(from, to, policy, in, out, rbits, impl);
+  }
+  internal::ConvertArrayUnchecked(from, to, policy, in.data(), out.data(),
+                                  rbits.empty() ? nullptr : rbits.data(),
+                                  in.size() / static_cast<size_t>(Traits(from).storage_bytes),
+                                  impl);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -259,6 +270,14 @@ absl::Status EncodePacked(Format from, Format elem, Layout dst,
           from, elem, dst, policy, in.size(), packed.size(), rbits.size(), &n);
       !s.ok()) {
     return s;
+  }
+  // One pass for rn into padded layouts (the common quantize case).
+  if (IsPadded(dst) && policy.rounding == Rounding::kRN &&
+      policy.saturation == Saturation::kSatFinite &&
+      policy.overflow_tie == OverflowTie::kEven &&
+      Pick(HWY_DISPATCH_TABLE(EncodePaddedFused), impl)(from, elem, policy.relu, in.data(),
+                                                         packed.data(), n)) {
+    return absl::OkStatus();
   }
   const size_t ib = static_cast<size_t>(Traits(from).storage_bytes);
   alignas(64) uint8_t codes[kTile];

@@ -1,7 +1,10 @@
-// Highway kernel of MX / NVFP4 block quantization: per block, amax over the
-// finite values and NaN detection, then the element values scaled into the
-// element's range (x * 2^-s, exact; or x / (d * t) for NVFP4), ready for the
-// shared f32 -> element encoder. Per-target toggle guard as in STYLE.md.
+// Highway kernel of MX / NVFP4 block quantization, fused in one pass over the
+// input (in L1-sized chunks): per block, amax of the magnitudes (integer max of the f32 bits) and
+// NaN detection, the scale code (integer formula of src/mx/mx_internal.h),
+// then every element scaled into the element's range (x * 2^-s, exact; or
+// x / (d * t) for NVFP4) and encoded by the shared rn/satfinite encoder
+// (src/simd/encode_fast-inl.h) straight to one code per byte.
+// Per-target toggle guard as in STYLE.md.
 #if defined(MXPACK_SRC_SIMD_MX_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MXPACK_SRC_SIMD_MX_INL_H_
 #undef MXPACK_SRC_SIMD_MX_INL_H_
@@ -11,71 +14,142 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "hwy/highway.h"
+#include "mxpack/format.h"
+#include "mxpack/mx.h"
+#include "src/mx/mx_internal.h"
+#include "src/simd/encode_fast-inl.h"
+
+// Target-independent: the per-call constants of the block kernel.
+#ifndef MXPACK_SRC_SIMD_MX_ARGS_
+#define MXPACK_SRC_SIMD_MX_ARGS_
+namespace mxpack::internal {
+struct MxBlockArgs {
+  MxScaleParams scale;  // MX
+  ScaleMode mode;       // NVFP4 scale rounding
+  float tensor_scale;   // NVFP4
+  const float* ue4m3;   // NVFP4: decode table of the 128 scale codes
+};
+}  // namespace mxpack::internal
+#endif
 
 HWY_BEFORE_NAMESPACE();
 namespace mxpack {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Blocks are 16 or 32 floats: cap the vector at 16 lanes so it divides both.
-class MxBlockCodec {
+// kElem: the element format; kNvfp4: ue4m3 scales over 16-element blocks;
+// kBf16: the source is bf16 (else f32).
+template <Format kElem, bool kNvfp4, bool kBf16>
+class MxBlockQuantizer {
  public:
+  static constexpr size_t kBlock = kNvfp4 ? 16 : 32;
+  // Cap at 16 lanes so that a vector never straddles two blocks.
   using D = hn::CappedTag<float, 16>;
-  using V = hn::Vec<D>;
+  using DU = hn::RebindToUnsigned<D>;
+  using DI = hn::RebindToSigned<D>;
+  using VU = hn::Vec<DU>;
 
-  // amax over the finite values of x[0, block) and whether any is NaN.
-  static HWY_INLINE float Amax(const float* HWY_RESTRICT x, size_t block,
-                               bool* has_nan) {
+  // At most this many blocks per Run call (the driver's chunk).
+  static constexpr size_t kMaxBlocks = 128;
+
+  // Quantizes `nb` (<= kMaxBlocks) whole blocks of `src` into codes (one per
+  // byte) and scale codes (one per block). Three passes over the L1-resident
+  // chunk keep the per-block horizontal reductions and scalar scale formulas
+  // off the encoder's critical path: (1) amax of every block, (2) scale codes
+  // and multipliers, (3) scale + encode + store.
+  static void Run(const internal::MxBlockArgs& a, const uint8_t* HWY_RESTRICT src,
+                  size_t nb, uint8_t* HWY_RESTRICT codes,
+                  uint8_t* HWY_RESTRICT scale_codes) {
     const D d;
+    const DU du;
+    const DI di;
+    const hn::Rebind<uint8_t, DU> d8;
     const size_t N = hn::Lanes(d);
-    const hn::RebindToUnsigned<D> du;
-    const V inf = hn::BitCast(d, hn::Set(du, 0x7F800000u));
-    V vmax = hn::Zero(d);
-    V nan = hn::Zero(d);
-    for (size_t i = 0; i < block; i += N) {
-      const V v = hn::LoadU(d, x + i);
-      const V a = hn::Abs(v);
-      // NaN and Inf fail a < inf: neither enters amax.
-      vmax = hn::Max(vmax, hn::IfThenElseZero(a < inf, a));
-      nan = hn::Or(nan, hn::VecFromMask(d, hn::IsNaN(v)));
+    constexpr size_t kSrcBytes = kBf16 ? 2 : 4;
+    const VU abs_mask = hn::Set(du, 0x7FFFFFFFu);
+    uint32_t amax[kMaxBlocks];
+    float mult[kMaxBlocks];
+
+    // (1) amax as the integer max of |x| bits (NaN bits exceed Inf's).
+    for (size_t b = 0; b < nb; ++b) {
+      const uint8_t* p = src + b * kBlock * kSrcBytes;
+      VU vmax = hn::And(Load(du, p, 0), abs_mask);
+      for (size_t i = N; i < kBlock; i += N) {
+        vmax = hn::Max(vmax, hn::And(Load(du, p, i), abs_mask));
+      }
+      amax[b] = hn::GetLane(hn::MaxOfLanes(du, vmax));
     }
-    *has_nan = !hn::AllFalse(d, hn::MaskFromVec(nan));
-    return hn::GetLane(hn::MaxOfLanes(d, vmax));
+
+    // (2) Scale codes and the value each element is multiplied (MX) or
+    // divided (NVFP4) by.
+    for (size_t b = 0; b < nb; ++b) {
+      const bool has_nan = amax[b] > 0x7F800000u;
+      if (HWY_UNLIKELY(amax[b] == 0x7F800000u)) {
+        // An Inf and no NaN: amax over the finite elements.
+        const uint8_t* p = src + b * kBlock * kSrcBytes;
+        VU vmax = hn::Zero(du);
+        for (size_t i = 0; i < kBlock; i += N) {
+          const VU mag = hn::And(Load(du, p, i), abs_mask);
+          const auto finite = hn::RebindMask(
+              du, hn::Lt(hn::BitCast(di, mag), hn::Set(di, 0x7F800000)));
+          vmax = hn::Max(vmax, hn::IfThenElseZero(finite, mag));
+        }
+        amax[b] = hn::GetLane(hn::MaxOfLanes(du, vmax));
+      }
+      uint8_t code;
+      if (kNvfp4) {
+        float amax_f;
+        std::memcpy(&amax_f, &amax[b], 4);
+        code = scalar::Nvfp4ScaleCode(a.mode, amax_f, a.tensor_scale, has_nan);
+        mult[b] = a.ue4m3[code & 0x7F] * a.tensor_scale;
+      } else {
+        code = internal::MxScaleCodeFromBits(a.scale, amax[b], has_nan);
+        // 2^-s, s = code - 127: exponent field 254 - code; 2^-127 (code 254)
+        // is the f32 subnormal 0x00400000.
+        const uint32_t mb = code >= 254 ? 0x00400000u
+                                        : static_cast<uint32_t>(254 - code) << 23;
+        std::memcpy(&mult[b], &mb, 4);
+      }
+      scale_codes[b] = code;
+      amax[b] = has_nan;  // reused as the NaN flag
+    }
+
+    // (3) Scale, encode, store one code per byte.
+    const VU nan_codes = hn::Set(du, internal::FastFormatOf(kElem).nan_code);
+    for (size_t b = 0; b < nb; ++b) {
+      const uint8_t* p = src + b * kBlock * kSrcBytes;
+      uint8_t* out = codes + b * kBlock;
+      if (HWY_UNLIKELY(amax[b])) {
+        // A NaN block: every element is encode(NaN) (x / NaN), satfinite.
+        for (size_t i = 0; i < kBlock; i += N) {
+          hn::StoreU(hn::TruncateTo(d8, nan_codes), d8, out + i);
+        }
+        continue;
+      }
+      const bool zero_div = kNvfp4 && mult[b] == 0.0f;  // d * t == 0: x * 0
+      const hn::Vec<D> vm = hn::Set(d, mult[b]);
+      for (size_t i = 0; i < kBlock; i += N) {
+        const hn::Vec<D> x = hn::BitCast(d, Load(du, p, i));
+        const hn::Vec<D> y =
+            (kNvfp4 && !zero_div) ? hn::Div(x, vm) : hn::Mul(x, vm);
+        const VU c = FastEncodeF32<kElem, true>::EncodeRn(du, hn::BitCast(du, y));
+        hn::StoreU(hn::TruncateTo(d8, c), d8, out + i);
+      }
+    }
   }
 
-  // y[i] = x[i] * m for i < block (m a power of two: exact in the range that
-  // matters), or NaN for every element when has_nan.
-  static HWY_INLINE void Scale(const float* HWY_RESTRICT x, size_t block,
-                               float m, bool has_nan, float* HWY_RESTRICT y) {
-    const D d;
-    const size_t N = hn::Lanes(d);
-    if (has_nan) {
-      const hn::RebindToUnsigned<D> du;
-      const V nan = hn::BitCast(d, hn::Set(du, 0x7FC00000u));
-      for (size_t i = 0; i < block; i += N) hn::StoreU(nan, d, y + i);
-      return;
+ private:
+  // f32 bits of element i of the block (bf16 widened exactly).
+  static HWY_INLINE VU Load(DU du, const uint8_t* HWY_RESTRICT p, size_t i) {
+    if (kBf16) {
+      const hn::Rebind<uint16_t, DU> d16;
+      return hn::ShiftLeft<16>(hn::PromoteTo(
+          du, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(p) + i)));
     }
-    const V vm = hn::Set(d, m);
-    for (size_t i = 0; i < block; i += N) {
-      hn::StoreU(hn::Mul(hn::LoadU(d, x + i), vm), d, y + i);
-    }
-  }
-
-  // NVFP4: y[i] = x[i] / p (IEEE division), or x[i] * 0 when p == 0.
-  static HWY_INLINE void Divide(const float* HWY_RESTRICT x, size_t block,
-                                float p, bool has_nan, float* HWY_RESTRICT y) {
-    if (has_nan || p == 0.0f) {
-      Scale(x, block, 0.0f, has_nan, y);
-      return;
-    }
-    const D d;
-    const size_t N = hn::Lanes(d);
-    const V vp = hn::Set(d, p);
-    for (size_t i = 0; i < block; i += N) {
-      hn::StoreU(hn::Div(hn::LoadU(d, x + i), vp), d, y + i);
-    }
+    return hn::LoadU(du, reinterpret_cast<const uint32_t*>(p) + i);
   }
 };
 

@@ -1,8 +1,8 @@
 // Dispatch and driver of the SIMD MX / NVFP4 quantizer: one pass over the
-// input in L1-sized chunks of whole blocks; per block the Highway kernel of
-// src/simd/mx-inl.h finds amax and scales the values, the scale code comes from
-// the integer formula of src/mx/mx_internal.h, and the shared dispatched
-// f32 -> element encoder (convert.h) and packer (pack.h) finish the chunk.
+// input in L1-sized chunks of whole blocks. The fused Highway kernel of
+// src/simd/mx-inl.h turns a chunk into codes and scale codes; the driver
+// stages f16 and ragged row ends as f32, scatters the scale codes into their
+// layout and packs the codes with the shared dispatched packer (pack.h).
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -13,56 +13,34 @@
 #define HWY_TARGET_INCLUDE "src/simd/mx.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "mxpack/scalar.h"
 #include "src/mx/mx_internal.h"
 #include "src/simd/mx-inl.h"
-
-namespace mxpack::internal {
-#ifndef MXPACK_SRC_SIMD_MX_CC_ONCE_
-#define MXPACK_SRC_SIMD_MX_CC_ONCE_
-// Per-call constants of the block kernel.
-struct MxBlockArgs {
-  size_t block;
-  bool nvfp4;
-  MxScaleParams scale;     // MX
-  ScaleMode mode;          // NVFP4 scale rounding
-  float tensor_scale;      // NVFP4
-  const float* ue4m3;      // NVFP4: decode table of the 128 scale codes
-};
-#endif
-}  // namespace mxpack::internal
 
 HWY_BEFORE_NAMESPACE();
 namespace mxpack {
 namespace HWY_NAMESPACE {
 
-// Scales `nblocks` blocks of x into y and writes their scale codes.
-void MxScaleBlocks(const internal::MxBlockArgs& a, const float* x,
-                   size_t nblocks, float* y, uint8_t* scale_codes) {
-  for (size_t b = 0; b < nblocks; ++b) {
-    const float* xb = x + b * a.block;
-    float* yb = y + b * a.block;
-    bool has_nan = false;
-    const float amax = MxBlockCodec::Amax(xb, a.block, &has_nan);
-    if (a.nvfp4) {
-      const uint8_t code =
-          scalar::Nvfp4ScaleCode(a.mode, amax, a.tensor_scale, has_nan);
-      scale_codes[b] = code;
-      const float p = a.ue4m3[code & 0x7F] * a.tensor_scale;
-      MxBlockCodec::Divide(xb, a.block, p, has_nan, yb);
-    } else {
-      uint32_t bits;
-      std::memcpy(&bits, &amax, 4);
-      const uint8_t code = internal::MxScaleCodeFromBits(a.scale, bits, has_nan);
-      scale_codes[b] = code;
-      // 2^-s with s = code - 127 in [-127, 127]: exponent field 254 - code,
-      // except 2^-127 (code 254), which is the f32 subnormal 0x00400000.
-      const uint32_t mbits =
-          code >= 254 ? 0x00400000u : static_cast<uint32_t>(254 - code) << 23;
-      float m;
-      std::memcpy(&m, &mbits, 4);
-      MxBlockCodec::Scale(xb, a.block, m, has_nan, yb);
-    }
+// Quantizes `nb` whole blocks of `src` (f32, or bf16 when `bf16`) into one
+// code per byte and one scale code per block.
+void MxQuantizeBlocks(const internal::MxBlockArgs& a, MxFormat format,
+                      bool bf16, const uint8_t* src, size_t nb, uint8_t* codes,
+                      uint8_t* scale_codes) {
+#define MXPACK_MX_CASE(fmt, elem, nv)                                      \
+  case MxFormat::fmt:                                                      \
+    return bf16 ? MxBlockQuantizer<Format::elem, nv, true>::Run(           \
+                      a, src, nb, codes, scale_codes)                      \
+                : MxBlockQuantizer<Format::elem, nv, false>::Run(          \
+                      a, src, nb, codes, scale_codes);
+  switch (format) {
+    MXPACK_MX_CASE(kMxfp8E4m3, kE4M3, false)
+    MXPACK_MX_CASE(kMxfp8E5m2, kE5M2, false)
+    MXPACK_MX_CASE(kMxfp6E2m3, kE2M3, false)
+    MXPACK_MX_CASE(kMxfp6E3m2, kE3M2, false)
+    MXPACK_MX_CASE(kMxfp4, kE2M1, false)
+    MXPACK_MX_CASE(kNvfp4, kE2M1, true)
   }
+#undef MXPACK_MX_CASE
 }
 
 }  // namespace HWY_NAMESPACE
@@ -78,7 +56,7 @@ HWY_AFTER_NAMESPACE();
 #include "src/simd/dispatch_util.h"
 
 namespace mxpack {
-HWY_EXPORT(MxScaleBlocks);
+HWY_EXPORT(MxQuantizeBlocks);
 
 namespace internal {
 namespace {
@@ -101,64 +79,70 @@ void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
   const size_t block = s.block();
   const size_t bpr = s.blocks_per_row();
   const size_t src_bytes = static_cast<size_t>(Traits(job.from).storage_bytes);
-  const Format elem = MxElementFormat(s.format);
   const std::optional<Layout> packed = PackedLayout(s.layout);
-  const auto kernel = Pick(HWY_DISPATCH_TABLE(MxScaleBlocks), impl);
-  const MxBlockArgs args{block,
-                         s.format == MxFormat::kNvfp4,
-                         ScaleParams(s.format, job.mode),
-                         job.mode,
-                         job.tensor_scale,
-                         Ue4m3Table()};
-  const EncodePolicy rn_sat;  // rn, satfinite
+  const auto kernel = Pick(HWY_DISPATCH_TABLE(MxQuantizeBlocks), impl);
+  const MxBlockArgs args{ScaleParams(s.format, job.mode), job.mode,
+                         job.tensor_scale, Ue4m3Table()};
 
   // L1-sized chunks of whole blocks (a multiple of 32 and of 16).
-  constexpr size_t kChunk = 1024;
-  std::vector<float> xbuf(kChunk), ybuf(kChunk);
+  constexpr size_t kChunk = 2048;  // <= kMaxBlocks blocks of 16
+  static_assert(kChunk / 16 <= 128, "chunk exceeds MxBlockQuantizer::kMaxBlocks");
+  std::vector<float> xbuf(kChunk);
   std::vector<uint8_t> codes(kChunk), scale_codes(kChunk / 16);
+  // ScaleOffset(r, k) = RowBase(r) + BlockPart(k), cheap to walk.
+  const bool tiled = s.scale_layout == ScaleLayout::kTcgen05;
+  const size_t tile_row_bytes = (bpr + 3) / 4 * 512;  // one row of 512-B tiles
+  const auto RowBase = [&](size_t r) {
+    return tiled ? (r / 128) * tile_row_bytes + (r % 32) * 16 + (r / 32 % 4) * 4
+                 : r * bpr;
+  };
+  const auto BlockPart = [&](size_t k) {
+    return tiled ? (k / 4) * 512 + k % 4 : k;
+  };
   // Element bytes before element index i of a row (i a multiple of 16).
   const auto elem_offset = [&](size_t i) {
     return packed ? PackedBytes(*packed, i) : i;
   };
 
-  // Quantizes `nb` blocks starting at block k0 of row r (they may continue
-  // into the next rows when rows have no padding). `src` holds `nvalid`
-  // values; the rest of the chunk is row padding (+0).
+  // Quantizes `nb` blocks starting at block k0 of row r (they continue into
+  // the next rows when rows have no padding). `src` holds `nvalid` values;
+  // the rest of the chunk is row padding (+0, code 0).
   const auto chunk = [&](const uint8_t* src, size_t nvalid, size_t nb,
                          size_t r, size_t k0, uint8_t* dst) {
     const size_t n = nb * block;
-    const float* x = xbuf.data();
-    if (job.from == Format::kF32 && nvalid == n) {
-      x = reinterpret_cast<const float*>(src);
-    } else {
+    bool bf16 = job.from == Format::kBF16;
+    if (job.from == Format::kF16 || nvalid < n) {
+      // Stage as f32: exact decode of f16 (shared convert kernel) or a copy,
+      // then zero padding.
       if (job.from == Format::kF32) {
         std::memcpy(xbuf.data(), src, nvalid * 4);
-      } else {  // exact decode of bf16 / f16
-        (void)ConvertArray(job.from, Format::kF32, EncodePolicy{},
-                           absl::MakeConstSpan(src, nvalid * src_bytes),
-                           absl::MakeSpan(reinterpret_cast<uint8_t*>(xbuf.data()),
-                                          nvalid * 4),
-                           {}, impl);
+      } else {
+        (void)ConvertArray(
+            job.from, Format::kF32, EncodePolicy{},
+            absl::MakeConstSpan(src, nvalid * src_bytes),
+            absl::MakeSpan(reinterpret_cast<uint8_t*>(xbuf.data()), nvalid * 4),
+            {}, impl);
       }
       std::fill(xbuf.begin() + static_cast<ptrdiff_t>(nvalid),
                 xbuf.begin() + static_cast<ptrdiff_t>(n), 0.0f);
+      src = reinterpret_cast<const uint8_t*>(xbuf.data());
+      bf16 = false;
     }
-    kernel(args, x, nb, ybuf.data(), scale_codes.data());
-    // Padding encodes to code 0, also in a NaN block (as the reference).
-    std::fill(ybuf.begin() + static_cast<ptrdiff_t>(nvalid),
-              ybuf.begin() + static_cast<ptrdiff_t>(n), 0.0f);
+    uint8_t* out = packed ? codes.data() : dst;
+    kernel(args, s.format, bf16, src, nb, out, scale_codes.data());
+    // Padding is code 0, also in a NaN block (as in the reference).
+    std::fill(out + nvalid, out + n, uint8_t{0});
+    // Scatter the scale codes, walking (row, block) without divisions.
+    size_t rr = r, k = k0;
+    size_t row_base = RowBase(rr);
     for (size_t b = 0; b < nb; ++b) {
-      const size_t kb = k0 + b;
-      job.scales[s.ScaleOffset(r + kb / bpr, kb % bpr)] = scale_codes[b];
+      job.scales[row_base + BlockPart(k)] = scale_codes[b];
+      if (++k == bpr) {
+        k = 0;
+        row_base = RowBase(++rr);
+      }
     }
-    const absl::Span<const uint8_t> y(
-        reinterpret_cast<const uint8_t*>(ybuf.data()), n * 4);
-    if (!packed) {
-      (void)ConvertArray(Format::kF32, elem, rn_sat, y,
-                         absl::MakeSpan(dst, n), {}, impl);
-    } else {
-      (void)ConvertArray(Format::kF32, elem, rn_sat, y,
-                         absl::MakeSpan(codes.data(), n), {}, impl);
+    if (packed) {
       (void)Pack(*packed, absl::MakeConstSpan(codes.data(), n),
                  absl::MakeSpan(dst, PackedBytes(*packed, n)), impl);
     }

@@ -40,12 +40,13 @@ grep -q '^w  *F32  *\[4, 64\]  *1024$' "$T/i" && ok || bad "inspect w row: $(cat
 grep -q '3 tensors, 1296 data bytes, 1 metadata entries' "$T/i" && ok || bad "inspect summary"
 
 # quantize-model: report, metadata, inspect.
-"$MX" quantize-model "$T/in.safetensors" "$T/q.safetensors" --format=mxfp4 --quiet >"$T/r" 2>&1 \
+"$MX" quantize-model "$T/in.safetensors" "$T/q.safetensors" --format=mxfp4 --error-stats --quiet >"$T/r" 2>&1 \
   && ok || bad "quantize-model: $(cat "$T/r")"
 grep -q '^quantize-model: mxfp4, layout tcgen05 (elements b4x16_p64, scales tcgen05), scale mode floor' "$T/r" \
   && ok || bad "report header: $(head -1 "$T/r")"
 grep -q '^total: 1 quantized, 2 copied' "$T/r" && ok || bad "report total: $(grep total "$T/r")"
-grep -q '^w  *\[4, 64\]  *F32  *mxfp4  *1024  *768 ' "$T/r" && ok || bad "report w row: $(grep '^w ' "$T/r")"
+grep -q '^w  *\[4, 64\]  *F32  *mxfp4  *1024  *768  *[0-9.]*  *[0-9.]*  *[0-9.]*  *[0-9]*$' "$T/r" && ok || bad "report w row: $(grep '^w ' "$T/r")"
+grep -q '; SQNR [0-9.]* dB, max abs err' "$T/r" && ok || bad "report total stats"
 grep -q '^ids  *\[2\]  *I64  *copied ' "$T/r" && ok || bad "report ids row"
 "$MX" inspect "$T/q.safetensors" >"$T/i" && ok || bad "inspect quantized"
 grep -q '^  w: F32 \[4, 64\] -> mxfp4, layout tcgen05 (elements b4x16_p64, scales tcgen05), scale mode floor, block 32; w.qdata + w.scales$' "$T/i" \
@@ -62,6 +63,11 @@ done
 cmp -s "$T/q1.safetensors" "$T/q2.safetensors" && cmp -s "$T/q1.safetensors" "$T/q3.safetensors" \
   && cmp -s "$T/q1.safetensors" "$T/q.safetensors" && ok || bad "output differs between thread counts"
 
+# Without --error-stats: no statistics, same bytes.
+"$MX" quantize-model "$T/in.safetensors" "$T/n.safetensors" --format=mxfp4 --quiet >"$T/r" && ok || bad "quantize without stats"
+grep -q 'no error statistics (--error-stats)' "$T/r" && ok || bad "no-stats hint: $(cat "$T/r")"
+cmp -s "$T/n.safetensors" "$T/q.safetensors" && ok || bad "--error-stats changes the output"
+
 # dense layout and nvfp4 (tensor scale).
 "$MX" quantize-model "$T/in.safetensors" "$T/d.safetensors" --format=nvfp4 --layout=dense --quiet >/dev/null \
   && ok || bad "quantize nvfp4 dense"
@@ -72,7 +78,7 @@ cmp -s "$T/q1.safetensors" "$T/q2.safetensors" && cmp -s "$T/q1.safetensors" "$T
 "$MX" inspect "$T/e.safetensors" | grep -q '^w.qdata  *F8_E4M3  *\[4, 64\]' && ok || bad "mxfp8 qdata dtype"
 
 # --json report and inspect --json.
-"$MX" quantize-model "$T/in.safetensors" "$T/j.safetensors" --format=mxfp6_e2m3 --json --quiet >"$T/j" \
+"$MX" quantize-model "$T/in.safetensors" "$T/j.safetensors" --format=mxfp6_e2m3 --json --error-stats --quiet >"$T/j" \
   && ok || bad "quantize --json"
 grep -q '"format": "mxfp6_e2m3"' "$T/j" && grep -q '"element_layout": "b6x16_p32"' "$T/j" \
   && grep -q '"sqnr_db": ' "$T/j" && ok || bad "json report: $(head -20 "$T/j")"

@@ -107,6 +107,7 @@ TEST_P(ModelRoundTrip, MatchesLibraryBitForBitForAnyThreadCount) {
   o.format = c.format;
   o.layout = c.layout;
   o.threads = 1;
+  o.error_stats = true;
   absl::StatusOr<ModelOutput> q1 = QuantizeModel(in, o);
   ASSERT_TRUE(q1.ok()) << q1.status();
   const std::vector<uint8_t> file1 = Serialize(*q1);
@@ -270,7 +271,6 @@ TEST_F(ModelTest, IncludeExcludeScaleModeAndDequantizeTo) {
   o.include = "self_attn";
   o.exclude = "k_proj";
   o.scale_mode = ScaleMode::kRceil;
-  o.error_stats = false;
   absl::StatusOr<ModelOutput> q = QuantizeModel(in, o);
   ASSERT_TRUE(q.ok()) << q.status();
   EXPECT_FALSE(q->report.total.has_value());
@@ -391,6 +391,7 @@ TEST_F(ModelTest, DequantizeRejectsInconsistentRecords) {
 TEST_F(ModelTest, ReportsRenderAsTextAndJson) {
   QuantizeModelOptions o;
   o.format = MxFormat::kMxfp4;
+  o.error_stats = true;
   absl::StatusOr<ModelOutput> q = QuantizeModel(In(), o);
   ASSERT_TRUE(q.ok());
   const std::string text = ModelReportText(q->report);

@@ -34,6 +34,10 @@ ABSL_FLAG(std::string, include, "",
 ABSL_FLAG(std::string, exclude, "",
           "quantize-model: never quantize tensors whose name matches this regex");
 ABSL_FLAG(int32_t, threads, 0, "Worker threads (0: all cores)");
+ABSL_FLAG(bool, error_stats, false,
+          "quantize-model: compute per-tensor error statistics (SQNR, max and "
+          "RMS error, saturated count) against an f64 dequantization; much "
+          "slower than quantizing");
 ABSL_FLAG(bool, json, false, "Print the report as JSON instead of a table");
 ABSL_FLAG(bool, quiet, false, "No progress bar on stderr");
 
@@ -130,6 +134,7 @@ int RunQuantizeModel(const std::vector<std::string>& args) {
   o.threads = *threads;
   o.include = absl::GetFlag(FLAGS_include);
   o.exclude = absl::GetFlag(FLAGS_exclude);
+  o.error_stats = absl::GetFlag(FLAGS_error_stats);
   ModelReport report;
   {
     ProgressBar bar("quantize");
@@ -200,7 +205,7 @@ const bool kQuantizeModel = RegisterCommand(
      "quantize-model IN.safetensors OUT.safetensors --format=FMT "
      "[--layout=dense|tcgen05]\n"
      "       [--scale-mode=floor|rceil|ceil|even] [--include=REGEX] "
-     "[--exclude=REGEX] [--threads=N] [--json] [--quiet]\n\n"
+     "[--exclude=REGEX]\n       [--threads=N] [--error-stats] [--json] [--quiet]\n\n"
      "Quantizes every 2-D F32/F16/BF16 tensor whose name matches --include and "
      "not --exclude\nalong its rows ([rows, cols] = [out features, in features]; "
      "blocks of 32, 16 for nvfp4);\nother tensors are copied unchanged. Tensor "
@@ -214,11 +219,12 @@ const bool kQuantizeModel = RegisterCommand(
      "in the tcgen05\n"
      "           block-scaled MMA tile layout [row_tiles, k_tiles, 512] (what TMA + "
      "tcgen05.cp load)\n\n"
-     "Prints per-tensor and total SQNR, max abs error, RMSE, saturated count and "
-     "throughput\n(--json: as JSON). The output is identical for every --threads; "
-     "it is written\nto OUT.mxpack-tmp and renamed, so errors leave no output file.",
-     {"format", "layout", "scale_mode", "include", "exclude", "threads", "json",
-      "quiet"},
+     "Prints per-tensor sizes and throughput, with --error-stats also SQNR, max "
+     "abs error,\nRMSE and saturated count per tensor and in total (--json: as JSON).\nThe "
+     "output is identical for every --threads; it is written to OUT.mxpack-tmp "
+     "and\nrenamed, so errors leave no output file.",
+     {"format", "layout", "scale_mode", "include", "exclude", "threads", "error_stats",
+      "json", "quiet"},
      RunQuantizeModel});
 
 const bool kDequantizeModel = RegisterCommand(

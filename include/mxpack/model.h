@@ -80,7 +80,9 @@ struct QuantizeModelOptions {
   std::string include;  // empty: every name
   std::string exclude;  // empty: none
   size_t threads = 0;   // 0: all cores
-  bool error_stats = true;  // compute MxErrorStats per tensor
+  // Compute MxErrorStats per tensor (ComputeMxErrorStats: an f64
+  // dequantization of every element, much slower than quantizing).
+  bool error_stats = false;
   Impl impl = {};
   // Called after each chunk, serialized (never concurrently).
   std::function<void(const ModelProgress&)> progress;

@@ -777,6 +777,8 @@ std::string ModelReportText(const ModelReport& r) {
     if (r.total->nan_inf_inputs > 0) {
       absl::StrAppendFormat(&s, ", NaN/Inf inputs %d", r.total->nan_inf_inputs);
     }
+  } else if (q && r.quantized_tensors > 0) {
+    s += "; no error statistics (--error-stats)";
   }
   absl::StrAppendFormat(&s, "\nspeed: %s in %.3f s = %.1f MiB/s (%.3f s with file I/O)\n",
                         Bytes(r.processed_bytes), r.seconds,

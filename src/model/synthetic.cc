@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -20,11 +21,14 @@ struct Spec {
   bool norm;  // 1 + small noise instead of a weight matrix
 };
 
-// A standard normal from two counter-based uniform draws (Box-Muller).
-double Gaussian(uint64_t seed, uint64_t i) {
+// Two independent standard normals from two counter-based uniform draws
+// (Box-Muller: cos and sin of the same angle).
+std::pair<double, double> GaussianPair(uint64_t seed, uint64_t i) {
   const double u1 = (RandomBits(seed, 2 * i) + 1.0) / 4294967296.0;  // (0, 1]
   const double u2 = RandomBits(seed, 2 * i + 1) / 4294967296.0;
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  const double r = std::sqrt(-2.0 * std::log(u1));
+  const double a = 6.283185307179586 * u2;
+  return {r * std::cos(a), r * std::sin(a)};
 }
 
 void Fill(const Spec& s, uint64_t seed, std::vector<uint8_t>& out) {
@@ -36,10 +40,13 @@ void Fill(const Spec& s, uint64_t seed, std::vector<uint8_t>& out) {
   EncodePolicy rn;
   for (size_t r = 0; r < rows; ++r) {
     // Log-normal row scale: some output features are much larger than others.
-    const double row_scale = s.norm ? 1.0 : std::exp(0.3 * Gaussian(seed ^ 0x5eed, r));
+    const double row_scale =
+        s.norm ? 1.0 : std::exp(0.3 * GaussianPair(seed ^ 0x5eed, r).first);
+    std::pair<double, double> g;
     for (size_t c = 0; c < cols; ++c) {
       const uint64_t i = r * cols + c;
-      double w = base * row_scale * Gaussian(seed, i);
+      if (c % 2 == 0) g = GaussianPair(seed, r * ((cols + 1) / 2) + c / 2);
+      double w = base * row_scale * (c % 2 == 0 ? g.first : g.second);
       if (s.norm) {
         w += 1.0;
       } else {

@@ -523,23 +523,6 @@ class RowDecoder {
     return scalar::DecodeToF32(MxScaleFormat(q_.shape.format), code);
   }
 
-  double Value64(size_t r, size_t c) const {
-    const size_t k = c / q_.shape.block();
-    const double t = q_.shape.format == MxFormat::kNvfp4 ? q_.tensor_scale : 1.0;
-    return static_cast<double>(values_[c]) * scale(r, k) * t;  // exact
-  }
-
-  float Value32(size_t r, size_t c) const {
-    const size_t k = c / q_.shape.block();
-    if (q_.shape.format == MxFormat::kNvfp4) {
-      return (values_[c] * scale(r, k)) * q_.tensor_scale;
-    }
-    // x * 2^s: exact in f32 or beyond its range (+-Inf); NaN scale -> NaN.
-    const uint8_t code = q_.scales[q_.shape.ScaleOffset(r, k)];
-    if (code == 0xFF) return std::numeric_limits<float>::quiet_NaN();
-    return std::ldexp(values_[c], static_cast<int>(code) - 127);
-  }
-
  private:
   const MxTensorView& q_;
   Impl impl_;
@@ -566,23 +549,34 @@ absl::Status DequantizeMx(const MxTensorView& q, Format to,
         out.size()));
   }
   RowDecoder dec(q, impl);
+  const bool nvfp4 = s.format == MxFormat::kNvfp4;
   std::vector<float> row32(s.cols);
   EncodePolicy rn_nosat;
   rn_nosat.saturation = Saturation::kNoSat;
   for (size_t r = 0; r < s.rows; ++r) {
     if (absl::Status st = dec.Load(r); !st.ok()) return st;  // checked above
     uint8_t* dst = out.data() + r * s.cols * out_bytes;
-    if (to == Format::kF64) {
-      for (size_t c = 0; c < s.cols; ++c) {
-        const double v = dec.Value64(r, c);
-        std::memcpy(dst + c * 8, &v, 8);
+    // Per block: the scale once, then a multiply per element.
+    for (size_t k = 0; k < s.blocks_per_row(); ++k) {
+      const size_t c0 = k * s.block(), c1 = std::min(s.cols, c0 + s.block());
+      const float d = dec.scale(r, k);  // MX 2^s (NaN for 0xFF), NVFP4 decode
+      if (to == Format::kF64) {
+        const double x = nvfp4 ? static_cast<double>(d) * q.tensor_scale : d;
+        for (size_t c = c0; c < c1; ++c) {
+          const double v = static_cast<double>(dec.element(c)) * x;  // exact
+          std::memcpy(dst + c * 8, &v, 8);
+        }
+        continue;
       }
-      continue;
+      for (size_t c = c0; c < c1; ++c) {
+        // MX: e * 2^s in f32 is exact or beyond f32 range (+-Inf); NVFP4:
+        // (e * d) exact, then one rounding by * t.
+        const float v = nvfp4 ? (dec.element(c) * d) * q.tensor_scale
+                              : dec.element(c) * d;
+        row32[c] = std::isnan(v) ? scalar::F32FromBits(0x7FFFFFFFu) : v;
+      }
     }
-    for (size_t c = 0; c < s.cols; ++c) {
-      const float v = dec.Value32(r, c);
-      row32[c] = std::isnan(v) ? scalar::F32FromBits(0x7FFFFFFFu) : v;
-    }
+    if (to == Format::kF64) continue;
     const absl::Span<const uint8_t> src(
         reinterpret_cast<const uint8_t*>(row32.data()), s.cols * 4);
     if (to == Format::kF32) {
@@ -619,35 +613,47 @@ absl::StatusOr<MxErrorStats> ComputeMxErrorStats(Format from,
   double sum_x2 = 0, sum_e2 = 0;
   size_t finite = 0;
   RowDecoder dec(q, Impl{});
+  std::vector<float> xs(s.cols);
   for (size_t r = 0; r < s.rows; ++r) {
     if (absl::Status ls = dec.Load(r); !ls.ok()) return ls;
-    for (size_t c = 0; c < s.cols; ++c) {
-      const float x =
-          internal::SourceToF32(from, in.data() + (r * s.cols + c) * src_bytes);
-      if (!std::isfinite(x)) {
-        ++st.nan_inf_inputs;
-        continue;
+    // The input row as f32 (exact), through the dispatched decoder.
+    const absl::Span<const uint8_t> row =
+        in.subspan(r * s.cols * src_bytes, s.cols * src_bytes);
+    if (from == Format::kF32) {
+      std::memcpy(xs.data(), row.data(), row.size());
+    } else {
+      (void)ConvertArray(from, Format::kF32, EncodePolicy{}, row,
+                         absl::MakeSpan(reinterpret_cast<uint8_t*>(xs.data()),
+                                        s.cols * 4));
+    }
+    for (size_t k = 0; k < s.blocks_per_row(); ++k) {
+      // Per block: X (MX: 2^s, exact in double) or the NVFP4 divisor d * t.
+      const float d = dec.scale(r, k);
+      const double x_scale =
+          nvfp4 ? static_cast<double>(d) * q.tensor_scale : static_cast<double>(d);
+      const float p = nvfp4 ? d * q.tensor_scale : 0.0f;
+      const size_t c_end = std::min(s.cols, (k + 1) * s.block());
+      for (size_t c = k * s.block(); c < c_end; ++c) {
+        const float x = xs[c];
+        if (!std::isfinite(x)) {
+          ++st.nan_inf_inputs;
+          continue;
+        }
+        const double xhat = static_cast<double>(dec.element(c)) * x_scale;
+        if (std::isnan(xhat)) {
+          ++st.nan_outputs;
+          continue;
+        }
+        // The scaled value the element encoder saw.
+        const double y = nvfp4 ? (p == 0.0f ? 0.0 : static_cast<double>(x / p))
+                               : static_cast<double>(x) / x_scale;
+        if (std::fabs(y) > info.max_finite) ++st.saturated;
+        const double err = static_cast<double>(x) - xhat;
+        st.max_abs_error = std::max(st.max_abs_error, std::fabs(err));
+        sum_x2 += static_cast<double>(x) * x;
+        sum_e2 += err * err;
+        ++finite;
       }
-      const double xhat = dec.Value64(r, c);
-      if (std::isnan(xhat)) {
-        ++st.nan_outputs;
-        continue;
-      }
-      // The scaled value the element encoder saw.
-      const size_t k = c / s.block();
-      double y;
-      if (nvfp4) {
-        const float p = dec.scale(r, k) * q.tensor_scale;
-        y = p == 0.0f ? 0.0 : static_cast<double>(x / p);
-      } else {
-        y = static_cast<double>(x) / dec.scale(r, k);
-      }
-      if (std::fabs(y) > info.max_finite) ++st.saturated;
-      const double err = static_cast<double>(x) - xhat;
-      st.max_abs_error = std::max(st.max_abs_error, std::fabs(err));
-      sum_x2 += static_cast<double>(x) * x;
-      sum_e2 += err * err;
-      ++finite;
     }
   }
   if (finite > 0) {

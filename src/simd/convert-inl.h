@@ -494,37 +494,136 @@ void FastEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, 
   }
 }
 
+// Narrow code (u16 lanes) -> exact bf16 or f16 bits (kWide), NaN -> 0x7FFF.
+// Twice the lanes of the f32 decoder: narrow values have at most 4
+// significant bits, so every f32 result is its bf16 bits << 16. Subnormal
+// codes (at most 8 per format) come from a 16-byte table (TableLookupBytes).
+// Not for ue8m0 -> f16 (illegal) or e5m2 -> f16 (a shift, see below).
+template <Format kFrom, Format kWide>
+struct FastDecodeNarrow16 {
+  static constexpr internal::FastFormat kT = internal::FastFormatOf(kFrom);
+  static constexpr internal::FastFormat kW = internal::FastFormatOf(kWide);
+  static constexpr int kMagBits = kT.has_sign ? kT.bits - 1 : kT.bits;
+  static constexpr uint16_t kMagMask = static_cast<uint16_t>((1u << kMagBits) - 1);
+  static constexpr uint16_t kRebias = static_cast<uint16_t>((kW.bias - kT.bias) << kW.man_bits);
+  static constexpr uint16_t kInf = static_cast<uint16_t>(kW.overflow_code);
+
+  // kWide bits of the subnormal code m: m * 2^(1 - bias - man), normalized.
+  static constexpr uint16_t SubnormalBits(int m) {
+    if (m == 0) return 0;
+    int top = 0;
+    while ((m >> (top + 1)) != 0) ++top;
+    const int exp = 1 - kT.bias - kT.man_bits + top;  // floor(log2(value))
+    const int mant = (m - (1 << top)) << (kW.man_bits - top);
+    return static_cast<uint16_t>(((exp + kW.bias) << kW.man_bits) | mant);
+  }
+
+  template <class D16>
+  static HWY_INLINE hn::Vec<D16> Decode(D16 d16, hn::Vec<D16> c) {
+    const hn::RebindToSigned<D16> di16;
+    const hn::Repartition<uint8_t, D16> d8;
+    if constexpr (kFrom == Format::kUE8M0) {  // bf16 only: 2^(c-127)
+      const auto v = hn::IfThenElse(hn::Eq(c, hn::Zero(d16)), hn::Set(d16, uint16_t{0x0040}),
+                                    hn::ShiftLeft<7>(c));
+      return hn::IfThenElse(hn::Eq(c, hn::Set(d16, uint16_t{0xFF})),
+                            hn::Set(d16, uint16_t{0x7FFF}), v);
+    } else {
+      const auto mag = kT.has_sign ? hn::And(c, hn::Set(d16, kMagMask)) : c;
+      // Normal: S EEEE MMM -> S (E + bias_w - bias) MMM<<(man_w - man).
+      auto v = hn::Add(hn::ShiftLeft<kW.man_bits - kT.man_bits>(mag), hn::Set(d16, kRebias));
+      // Subnormal m < 2^man: byte indices 2m (low) and 2m+1 (high) of the table.
+      alignas(16) static constexpr uint16_t kSub[8] = {
+          SubnormalBits(0), SubnormalBits(1), SubnormalBits(2), SubnormalBits(3),
+          SubnormalBits(4), SubnormalBits(5), SubnormalBits(6), SubnormalBits(7)};
+      const auto table = hn::BitCast(d8, hn::LoadDup128(d16, kSub));
+      const auto idx = hn::Add(hn::Mul(mag, hn::Set(d16, uint16_t{0x0202})),
+                               hn::Set(d16, uint16_t{0x0100}));
+      const auto sub = hn::BitCast(d16, hn::TableLookupBytes(table, hn::BitCast(d8, idx)));
+      const auto is_sub = hn::RebindMask(
+          d16, hn::Lt(hn::BitCast(di16, mag), hn::Set(di16, static_cast<int16_t>(1 << kT.man_bits))));
+      v = hn::IfThenElse(is_sub, sub, v);
+      if constexpr (kFrom == Format::kE5M2) {  // S 11111 00 = Inf
+        v = hn::IfThenElse(hn::Eq(mag, hn::Set(d16, uint16_t{0x7C})), hn::Set(d16, kInf), v);
+      }
+      if constexpr (kT.has_sign) {
+        v = hn::Or(v, hn::ShiftLeft<16 - kT.bits>(
+                          hn::And(c, hn::Set(d16, static_cast<uint16_t>(1u << (kT.bits - 1))))));
+      }
+      if constexpr (kT.nan_code != kT.max_code) {  // e4m3/ue4m3: mag 0x7F; e5m2: > 0x7C
+        const auto is_nan =
+            kFrom == Format::kE5M2
+                ? hn::RebindMask(d16, hn::Gt(hn::BitCast(di16, mag), hn::Set(di16, int16_t{0x7C})))
+                : hn::Eq(mag, hn::Set(d16, uint16_t{0x7F}));
+        v = hn::IfThenElse(is_nan, hn::Set(d16, uint16_t{0x7FFF}), v);
+      }
+      return v;
+    }
+  }
+};
+
+template <Format kFrom, Format kTo>
+void FastDecodeGeneral(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, size_t n);
+
 // Narrow -> f32 / bf16 / f16 (exact, relu off).
 template <Format kFrom, Format kTo>
 void FastDecodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, size_t n) {
-  constexpr int kOutBytes = kTo == Format::kF32 ? 4 : 2;
-  if (kFrom == Format::kE5M2 && kTo == Format::kF16) {
-    // e5m2 is the top byte of an f16; only NaN payloads need canonicalizing.
+  if constexpr (kFrom == Format::kE5M2 && kTo == Format::kF16) {
     const hn::ScalableTag<uint16_t> d16;
     const hn::Rebind<uint8_t, decltype(d16)> d8;
+    // e5m2 is the top byte of an f16; only NaN payloads need canonicalizing.
     const hn::RebindToSigned<decltype(d16)> di16;
-    ForEachStep<1, 2, 1>(d16, in, out, n,
-                        [d16, d8, di16](const uint8_t* src, uint8_t* dst) {
-                          const auto h = hn::ShiftLeft<8>(hn::PromoteTo(d16, hn::LoadU(d8, src)));
-                          const auto mag = hn::BitCast(di16, hn::And(h, hn::Set(d16, uint16_t{0x7FFF})));
-                          const auto is_nan = hn::RebindMask(d16, hn::Gt(mag, hn::Set(di16, int16_t{0x7C00})));
-                          hn::StoreU(hn::IfThenElse(is_nan, hn::Set(d16, uint16_t{0x7FFF}), h), d16,
-                                     reinterpret_cast<uint16_t*>(dst));
-                        });
-    return;
+    ForEachStep<1, 2, 1>(d16, in, out, n, [d16, d8, di16](const uint8_t* src, uint8_t* dst) {
+      const auto h = hn::ShiftLeft<8>(hn::PromoteTo(d16, hn::LoadU(d8, src)));
+      const auto mag = hn::BitCast(di16, hn::And(h, hn::Set(d16, uint16_t{0x7FFF})));
+      const auto is_nan = hn::RebindMask(d16, hn::Gt(mag, hn::Set(di16, int16_t{0x7C00})));
+      hn::StoreU(hn::IfThenElse(is_nan, hn::Set(d16, uint16_t{0x7FFF}), h), d16,
+                 reinterpret_cast<uint16_t*>(dst));
+    });
+  } else {
+    FastDecodeGeneral<kFrom, kTo>(in, out, n);
   }
+}
+
+// Every other narrow decode (FastDecodeArray without the e5m2 -> f16 shift).
+template <Format kFrom, Format kTo>
+void FastDecodeGeneral(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, size_t n) {
+  constexpr int kOutBytes = kTo == Format::kF32 ? 4 : 2;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::ScalableTag<uint16_t> d16;
+  const hn::Rebind<uint8_t, decltype(d16)> d8;
+  // bf16 (or f16) bits in u16 lanes; f32 = bf16 bits << 16.
+  using Dec = FastDecodeNarrow16<kFrom, kTo == Format::kF16 ? Format::kF16 : Format::kBF16>;
+  ForEachStep<1, kOutBytes, 1>(d16, in, out, n, [d16, d8](const uint8_t* src, uint8_t* dst) {
+    const auto v = Dec::Decode(d16, hn::PromoteTo(d16, hn::LoadU(d8, src)));
+    if constexpr (kTo == Format::kF32) {
+      const hn::Repartition<uint32_t, decltype(d16)> d32;
+      const hn::Half<decltype(d16)> dh;
+      uint32_t* out32 = reinterpret_cast<uint32_t*>(dst);
+      // bf16 NaN 0x7FFF becomes the f32 canonical NaN 0x7FFFFFFF.
+      const auto widen = [d32](hn::Vec<decltype(d32)> h) {
+        const auto w = hn::ShiftLeft<16>(h);
+        return hn::IfThenElse(hn::Eq(w, hn::Set(d32, 0x7FFF0000u)), hn::Set(d32, 0x7FFFFFFFu), w);
+      };
+      hn::StoreU(widen(hn::PromoteTo(d32, hn::LowerHalf(dh, v))), d32, out32);
+      hn::StoreU(widen(hn::PromoteTo(d32, hn::UpperHalf(dh, v))), d32, out32 + hn::Lanes(d32));
+    } else {
+      hn::StoreU(v, d16, reinterpret_cast<uint16_t*>(dst));
+    }
+  });
+#else
+  // One lane: the f32 decoder, then narrowed.
   const hn::ScalableTag<uint32_t> du;
-  const hn::Rebind<uint8_t, decltype(du)> d8;
-  ForEachStep<1, kOutBytes, 1>(du, in, out, n,
-                              [du, d8](const uint8_t* src, uint8_t* dst) {
-                                auto v = FastDecodeNarrow<kFrom>::ToF32(du, hn::PromoteTo(du, hn::LoadU(d8, src)));
-                                if (kTo == Format::kBF16) {
-                                  v = hn::ShiftRight<16>(v);  // exact: low 16 bits are zero
-                                } else if (kTo == Format::kF16) {
-                                  v = FastEncodeF32<Format::kF16, false>::EncodeRn(du, v);
-                                }
-                                StoreLanes<kOutBytes>(du, v, dst);
-                              });
+  const hn::Rebind<uint8_t, decltype(du)> d8u;
+  ForEachStep<1, kOutBytes, 1>(du, in, out, n, [du, d8u](const uint8_t* src, uint8_t* dst) {
+    auto v = FastDecodeNarrow<kFrom>::ToF32(du, hn::PromoteTo(du, hn::LoadU(d8u, src)));
+    if (kTo == Format::kBF16) {
+      v = hn::ShiftRight<16>(v);  // exact: low 16 bits are zero
+    } else if (kTo == Format::kF16) {
+      v = FastEncodeF32<Format::kF16, false>::EncodeRn(du, v);
+    }
+    StoreLanes<kOutBytes>(du, v, dst);
+  });
+#endif
 }
 
 template <internal::SrcKind kSrc, Format kTo, bool kSatFinite>

@@ -385,9 +385,9 @@ TEST(MxIndependent, Nvfp4ScalarReferenceEqualsDirectFormulas) {
   }
 }
 
-TEST(MxIndependent, IntegerScaleFormulaEqualsReference) {
-  // Every exponent, mantissas around every threshold (0, 1, max_mant +-1,
-  // even_mant +-1, all ones), every format and mode.
+// amax bit patterns around every scale threshold: every exponent with
+// mantissas 0, 1, max_mant +-1, even_mant +-1 of every format, all ones.
+std::vector<uint32_t> ThresholdAmaxBits() {
   std::vector<uint32_t> amax_bits = {0, 1, 0x007FFFFF, 0x00400000};
   for (uint32_t e = 1; e < 255; ++e) {
     for (uint32_t m : {0u, 1u, 0x200000u, 0x3FFFFFu, 0x400000u, 0x400001u,
@@ -397,6 +397,47 @@ TEST(MxIndependent, IntegerScaleFormulaEqualsReference) {
       amax_bits.push_back(e << 23 | m);
     }
   }
+  return amax_bits;
+}
+
+TEST(MxSimd, ScaleThresholdsEveryTarget) {
+  // One block per amax pattern (amax first, then a few smaller values); the
+  // SIMD scale pass (a vector of blocks at a time) equals the reference.
+  const std::vector<uint32_t> amax_bits = ThresholdAmaxBits();
+  std::vector<float> x(amax_bits.size() * 32, 0.0f);
+  for (size_t b = 0; b < amax_bits.size(); ++b) {
+    x[b * 32] = F32FromBits(amax_bits[b]);
+    x[b * 32 + 5] = -0.5f * F32FromBits(amax_bits[b]);
+  }
+  for (MxFormat f : kFormats) {
+    if (f == MxFormat::kNvfp4) continue;
+    for (ScaleMode m : kModes) {
+      MxOptions o;
+      o.scale_mode = m;
+      absl::StatusOr<MxTensor> ref = QuantizeMx(f, Format::kF32, F32Bytes(x),
+                                                amax_bits.size(), 32, o,
+                                                Impl{Impl::kScalar});
+      ASSERT_TRUE(ref.ok());
+      for (int64_t target : AvailableTargets()) {
+        absl::StatusOr<MxTensor> got = QuantizeMx(
+            f, Format::kF32, F32Bytes(x), amax_bits.size(), 32, o, Impl{target});
+        ASSERT_TRUE(got.ok());
+        for (size_t b = 0; b < amax_bits.size(); ++b) {
+          ASSERT_EQ(got->scales[b], ref->scales[b])
+              << MxFormatName(f) << " " << ScaleModeName(m) << " "
+              << ImplName(Impl{target}) << " amax bits 0x" << std::hex
+              << amax_bits[b];
+        }
+        ASSERT_EQ(got->elements, ref->elements)
+            << MxFormatName(f) << " " << ScaleModeName(m) << " "
+            << ImplName(Impl{target});
+      }
+    }
+  }
+}
+
+TEST(MxIndependent, IntegerScaleFormulaEqualsReference) {
+  std::vector<uint32_t> amax_bits = ThresholdAmaxBits();
   for (MxFormat f : kFormats) {
     if (f == MxFormat::kNvfp4) continue;
     for (ScaleMode m : kModes) {

@@ -54,6 +54,8 @@ class MxBlockQuantizer {
 
   // At most this many blocks per Run call (the driver's chunk).
   static constexpr size_t kMaxBlocks = 128;
+  // The scale code of a block holding a NaN.
+  static constexpr uint8_t kNanScale = kNvfp4 ? 0x7F : 0xFF;
 
   // Quantizes `nb` (<= kMaxBlocks) whole blocks of `src` into codes (one per
   // byte) and scale codes (one per block). Three passes over the L1-resident
@@ -70,8 +72,8 @@ class MxBlockQuantizer {
     const size_t N = hn::Lanes(d);
     constexpr size_t kSrcBytes = kBf16 ? 2 : 4;
     const VU abs_mask = hn::Set(du, 0x7FFFFFFFu);
-    uint32_t amax[kMaxBlocks];
-    float mult[kMaxBlocks];
+    HWY_ALIGN uint32_t amax[kMaxBlocks];
+    HWY_ALIGN float mult[kMaxBlocks];
 
     // (1) amax as the integer max of |x| bits (NaN bits exceed Inf's).
     for (size_t b = 0; b < nb; ++b) {
@@ -83,12 +85,14 @@ class MxBlockQuantizer {
       amax[b] = hn::GetLane(hn::MaxOfLanes(du, vmax));
     }
 
+    // The vector scale pass reads whole vectors of amax[]: define the tail.
+    for (size_t b = nb; b < kMaxBlocks && b % N != 0; ++b) amax[b] = 0;
+
     // (2) Scale codes and the value each element is multiplied (MX) or
-    // divided (NVFP4) by.
+    // divided (NVFP4) by. Blocks holding an Inf (and no NaN) first get their
+    // amax over the finite elements.
     for (size_t b = 0; b < nb; ++b) {
-      const bool has_nan = amax[b] > 0x7F800000u;
       if (HWY_UNLIKELY(amax[b] == 0x7F800000u)) {
-        // An Inf and no NaN: amax over the finite elements.
         const uint8_t* p = src + b * kBlock * kSrcBytes;
         VU vmax = hn::Zero(du);
         for (size_t i = 0; i < kBlock; i += N) {
@@ -99,22 +103,19 @@ class MxBlockQuantizer {
         }
         amax[b] = hn::GetLane(hn::MaxOfLanes(du, vmax));
       }
-      uint8_t code;
-      if (kNvfp4) {
+    }
+    if (kNvfp4) {
+      for (size_t b = 0; b < nb; ++b) {
+        const bool has_nan = amax[b] > 0x7F800000u;
         float amax_f;
         std::memcpy(&amax_f, &amax[b], 4);
-        code = scalar::Nvfp4ScaleCode(a.mode, amax_f, a.tensor_scale, has_nan);
+        const uint8_t code =
+            scalar::Nvfp4ScaleCode(a.mode, amax_f, a.tensor_scale, has_nan);
         mult[b] = a.ue4m3[code & 0x7F] * a.tensor_scale;
-      } else {
-        code = internal::MxScaleCodeFromBits(a.scale, amax[b], has_nan);
-        // 2^-s, s = code - 127: exponent field 254 - code; 2^-127 (code 254)
-        // is the f32 subnormal 0x00400000.
-        const uint32_t mb = code >= 254 ? 0x00400000u
-                                        : static_cast<uint32_t>(254 - code) << 23;
-        std::memcpy(&mult[b], &mb, 4);
+        scale_codes[b] = code;
       }
-      scale_codes[b] = code;
-      amax[b] = has_nan;  // reused as the NaN flag
+    } else {
+      ScaleCodes(a.scale, amax, nb, scale_codes, mult);
     }
 
     // (3) Scale, encode, store one code per byte.
@@ -122,7 +123,7 @@ class MxBlockQuantizer {
     for (size_t b = 0; b < nb; ++b) {
       const uint8_t* p = src + b * kBlock * kSrcBytes;
       uint8_t* out = codes + b * kBlock;
-      if (HWY_UNLIKELY(amax[b])) {
+      if (HWY_UNLIKELY(scale_codes[b] == kNanScale)) {
         // A NaN block: every element is encode(NaN) (x / NaN), satfinite.
         for (size_t i = 0; i < kBlock; i += N) {
           hn::StoreU(hn::TruncateTo(d8, nan_codes), d8, out + i);
@@ -142,6 +143,59 @@ class MxBlockQuantizer {
   }
 
  private:
+  // MX scale codes and multipliers 2^-s of `nb` blocks from their amax bits,
+  // a vector of blocks at a time: the integer formula of
+  // internal::MxScaleCodeFromBits (tests/mx_test.cc checks both against the
+  // reference on every target).
+  static HWY_INLINE void ScaleCodes(const internal::MxScaleParams& p,
+                                    const uint32_t* HWY_RESTRICT amax, size_t nb,
+                                    uint8_t* HWY_RESTRICT scale_codes,
+                                    float* HWY_RESTRICT mult) {
+    const DU du;
+    const DI di;
+    const hn::Rebind<uint8_t, DU> d8;
+    const size_t N = hn::Lanes(du);
+    using VI = hn::Vec<DI>;
+    for (size_t b = 0; b < nb; b += N) {
+      // Lanes past nb read the zeroed tail of amax[]; their results land in
+      // the tail of scale_codes/mult (both sized kMaxBlocks) and are unused.
+      const VU bits = hn::LoadU(du, amax + b);
+      const VU mant = hn::And(bits, hn::Set(du, 0x7FFFFFu));
+      const VI biased = hn::BitCast(di, hn::ShiftRight<23>(bits));
+      VI s = hn::Sub(biased, hn::Set(di, 127 + p.emax));
+      // The mode's bump by one binade: an all-ones mask is -1, so subtract.
+      const VI mant_i = hn::BitCast(di, mant);
+      switch (p.mode) {
+        case ScaleMode::kFloor:
+          break;
+        case ScaleMode::kCeil:
+          s = hn::Sub(s, hn::VecFromMask(di, hn::Gt(mant_i, hn::Zero(di))));
+          break;
+        case ScaleMode::kRceil:
+          s = hn::Sub(s, hn::VecFromMask(di, hn::Gt(mant_i, hn::Set(di, static_cast<int32_t>(p.max_mant)))));
+          break;
+        case ScaleMode::kEven:
+          s = hn::Sub(s, hn::VecFromMask(di, hn::Gt(mant_i, hn::Set(di, static_cast<int32_t>(p.even_mant) - 1))));
+          break;
+      }
+      s = hn::Min(hn::Max(s, hn::Set(di, -127)), hn::Set(di, 127));
+      VU code = hn::BitCast(du, hn::Add(s, hn::Set(di, 127)));
+      // Zero and f32-subnormal amax: code 0. NaN: 0xFF.
+      const VI bits_i = hn::BitCast(di, bits);
+      code = hn::IfThenZeroElse(hn::RebindMask(du, hn::Eq(biased, hn::Zero(di))), code);
+      const auto nan = hn::RebindMask(du, hn::Gt(bits_i, hn::Set(di, 0x7F800000)));
+      code = hn::IfThenElse(nan, hn::Set(du, 0xFFu), code);
+      // 2^-s: exponent field 254 - code; code 254 -> the subnormal 2^-127.
+      // (NaN blocks get a multiplier too; pass 3 does not use it.)
+      const VU field = hn::Sub(hn::Set(du, 254u), hn::Min(code, hn::Set(du, 254u)));
+      VU m = hn::ShiftLeft<23>(field);
+      m = hn::IfThenElse(hn::RebindMask(du, hn::Eq(field, hn::Zero(du))),
+                         hn::Set(du, 0x00400000u), m);
+      hn::StoreU(hn::TruncateTo(d8, code), d8, scale_codes + b);
+      hn::StoreU(m, du, reinterpret_cast<uint32_t*>(mult) + b);
+    }
+  }
+
   // f32 bits of element i of the block (bf16 widened exactly).
   static HWY_INLINE VU Load(DU du, const uint8_t* HWY_RESTRICT p, size_t i) {
     if (kBf16) {

@@ -20,6 +20,7 @@
 #include "mxpack/format.h"
 #include "mxpack/mx.h"
 #include "src/mx/mx_internal.h"
+#include "src/simd/convert-inl.h"  // StoreBytes4
 #include "src/simd/encode_fast-inl.h"
 
 // Target-independent: the per-call constants of the block kernel.
@@ -75,18 +76,34 @@ class MxBlockQuantizer {
     HWY_ALIGN uint32_t amax[kMaxBlocks];
     HWY_ALIGN float mult[kMaxBlocks];
 
-    // (1) amax as the integer max of |x| bits (NaN bits exceed Inf's).
-    for (size_t b = 0; b < nb; ++b) {
-      const uint8_t* p = src + b * kBlock * kSrcBytes;
-      VU vmax = hn::And(Load(du, p, 0), abs_mask);
-      for (size_t i = N; i < kBlock; i += N) {
-        vmax = hn::Max(vmax, hn::And(Load(du, p, i), abs_mask));
+    // (1) amax as the integer max of |x| bits (NaN bits exceed Inf's), N
+    // blocks at a time: a vertical max per block, then a max tree of
+    // ConcatOdd/ConcatEven so that lane j holds block j's amax (lanes of
+    // missing blocks past nb are 0, which also defines the tail of amax[]).
+    for (size_t g = 0; g < nb; g += N) {
+      VU v[16];  // N <= 16
+      for (size_t j = 0; j < N; ++j) {
+        if (g + j >= nb) {
+          v[j] = hn::Zero(du);
+          continue;
+        }
+        const uint8_t* p = src + (g + j) * kBlock * kSrcBytes;
+        VU vmax = hn::And(Load(du, p, 0), abs_mask);
+        for (size_t i = N; i < kBlock; i += N) {
+          vmax = hn::Max(vmax, hn::And(Load(du, p, i), abs_mask));
+        }
+        v[j] = vmax;
       }
-      amax[b] = hn::GetLane(hn::MaxOfLanes(du, vmax));
+#if HWY_TARGET != HWY_SCALAR  // one lane: nothing to reduce
+      for (size_t w = N; w > 1; w /= 2) {
+        for (size_t j = 0; j < w / 2; ++j) {
+          v[j] = hn::Max(hn::ConcatOdd(du, v[2 * j + 1], v[2 * j]),
+                         hn::ConcatEven(du, v[2 * j + 1], v[2 * j]));
+        }
+      }
+#endif
+      hn::StoreU(v[0], du, amax + g);
     }
-
-    // The vector scale pass reads whole vectors of amax[]: define the tail.
-    for (size_t b = nb; b < kMaxBlocks && b % N != 0; ++b) amax[b] = 0;
 
     // (2) Scale codes and the value each element is multiplied (MX) or
     // divided (NVFP4) by. Blocks holding an Inf (and no NaN) first get their
@@ -118,31 +135,49 @@ class MxBlockQuantizer {
       ScaleCodes(a.scale, amax, nb, scale_codes, mult);
     }
 
-    // (3) Scale, encode, store one code per byte.
-    const VU nan_codes = hn::Set(du, internal::FastFormatOf(kElem).nan_code);
+    // (3) Scale, encode, store one code per byte: a flat loop over the
+    // chunk, four vectors per step (StoreBytes4 packs them with two
+    // saturating packs and one permute), each vector with its block's
+    // multiplier; NaN blocks are overwritten afterwards.
+    const size_t n = nb * kBlock;
+    size_t i = 0;
+    for (; i + 4 * N <= n; i += 4 * N) {
+      const VU c0 = EncodeAt(d, src, mult, i);
+      const VU c1 = EncodeAt(d, src, mult, i + N);
+      const VU c2 = EncodeAt(d, src, mult, i + 2 * N);
+      const VU c3 = EncodeAt(d, src, mult, i + 3 * N);
+      StoreBytes4(du, c0, c1, c2, c3, codes + i);
+    }
+    for (; i < n; i += N) {
+      hn::StoreU(hn::TruncateTo(d8, EncodeAt(d, src, mult, i)), d8, codes + i);
+    }
     for (size_t b = 0; b < nb; ++b) {
-      const uint8_t* p = src + b * kBlock * kSrcBytes;
-      uint8_t* out = codes + b * kBlock;
       if (HWY_UNLIKELY(scale_codes[b] == kNanScale)) {
         // A NaN block: every element is encode(NaN) (x / NaN), satfinite.
-        for (size_t i = 0; i < kBlock; i += N) {
-          hn::StoreU(hn::TruncateTo(d8, nan_codes), d8, out + i);
-        }
-        continue;
-      }
-      const bool zero_div = kNvfp4 && mult[b] == 0.0f;  // d * t == 0: x * 0
-      const hn::Vec<D> vm = hn::Set(d, mult[b]);
-      for (size_t i = 0; i < kBlock; i += N) {
-        const hn::Vec<D> x = hn::BitCast(d, Load(du, p, i));
-        const hn::Vec<D> y =
-            (kNvfp4 && !zero_div) ? hn::Div(x, vm) : hn::Mul(x, vm);
-        const VU c = FastEncodeF32<kElem, true>::EncodeRn(du, hn::BitCast(du, y));
-        hn::StoreU(hn::TruncateTo(d8, c), d8, out + i);
+        std::memset(codes + b * kBlock,
+                    static_cast<int>(internal::FastFormatOf(kElem).nan_code), kBlock);
       }
     }
   }
 
  private:
+  // Codes of the N elements starting at element i of the chunk: x * 2^-s
+  // (MX) or x / (d * t), x * 0 when d * t == 0 (NVFP4), then the shared
+  // rn/satfinite encoder.
+  static HWY_INLINE VU EncodeAt(D d, const uint8_t* HWY_RESTRICT src,
+                                const float* HWY_RESTRICT mult, size_t i) {
+    const DU du;
+    const hn::Vec<D> x = hn::BitCast(d, Load(du, src, i));
+    const hn::Vec<D> vm = hn::Set(d, mult[i / kBlock]);
+    hn::Vec<D> y;
+    if (kNvfp4) {
+      y = hn::IfThenElse(hn::Eq(vm, hn::Zero(d)), hn::Mul(x, vm), hn::Div(x, vm));
+    } else {
+      y = hn::Mul(x, vm);
+    }
+    return FastEncodeF32<kElem, true>::EncodeRn(du, hn::BitCast(du, y));
+  }
+
   // MX scale codes and multipliers 2^-s of `nb` blocks from their amax bits,
   // a vector of blocks at a time: the integer formula of
   // internal::MxScaleCodeFromBits (tests/mx_test.cc checks both against the
@@ -157,8 +192,8 @@ class MxBlockQuantizer {
     const size_t N = hn::Lanes(du);
     using VI = hn::Vec<DI>;
     for (size_t b = 0; b < nb; b += N) {
-      // Lanes past nb read the zeroed tail of amax[]; their results land in
-      // the tail of scale_codes/mult (both sized kMaxBlocks) and are unused.
+      // Lanes past nb read the zeroed tail of amax[] (pass 1); their results
+      // land in the tail of scale_codes/mult (both sized kMaxBlocks), unused.
       const VU bits = hn::LoadU(du, amax + b);
       const VU mant = hn::And(bits, hn::Set(du, 0x7FFFFFu));
       const VI biased = hn::BitCast(di, hn::ShiftRight<23>(bits));

@@ -182,6 +182,78 @@ TEST(MxGolden, E4m3FloorSaturatesRceilDoesNot) {
   EXPECT_EQ(t.elements[0], 0x78);
 }
 
+TEST(MxGolden, Mxfp6E2m3EveryMode) {
+  // e2m3: bias 1, 3 mantissa bits, max 7.5 = 1.875 * 2^2 (emax 2); steps
+  // 0.125 below 2, 0.25 in [2, 4), 0.5 in [4, 7.5]; sign bit 0x20.
+  // amax 15 = 1.875 * 2^3. floor / rceil (15 <= 7.5 * 2) / even (1.875 <
+  // 2 - 2^-4): s = 1, X = 2: 15 -> 7.5 (0x1F), 1 -> 0.5 = 4 * 0.125 (0x04),
+  // -0.1 -> -0.05 rounds to -0 (0x20). ceil: ceil(log2 15) = 4 -> s = 2,
+  // X = 4: 15 -> 3.75 = 1.875 * 2^1 (exp field 2: 0x17), 1 -> 0.25 (0x02).
+  for (ScaleMode m : {ScaleMode::kFloor, ScaleMode::kRceil, ScaleMode::kEven}) {
+    const MxTensor t =
+        QuantizeBlock(MxFormat::kMxfp6E2m3, {15.0f, 1.0f, -0.1f}, m);
+    EXPECT_EQ(t.scales[0], 0x80) << ScaleModeName(m);
+    EXPECT_EQ(t.elements[0], 0x1F);
+    EXPECT_EQ(t.elements[1], 0x04);
+    EXPECT_EQ(t.elements[2], 0x20);
+  }
+  const MxTensor c =
+      QuantizeBlock(MxFormat::kMxfp6E2m3, {15.0f, 1.0f}, ScaleMode::kCeil);
+  EXPECT_EQ(c.scales[0], 0x81);
+  EXPECT_EQ(c.elements[0], 0x17);
+  EXPECT_EQ(c.elements[1], 0x02);
+}
+
+TEST(MxGolden, Mxfp6E3m2EveryMode) {
+  // e3m2: bias 3, 2 mantissa bits, max 28 = 1.75 * 2^4 (emax 4), subnormal
+  // step 0.0625. amax 30 = 1.875 * 2^4.
+  // floor: s = 0: 30 saturates to 28 (0x1F); 0.1 / 0.0625 = 1.6 -> 2 (0x02).
+  MxTensor t = QuantizeBlock(MxFormat::kMxfp6E3m2, {30.0f, 0.1f}, ScaleMode::kFloor);
+  EXPECT_EQ(t.scales[0], 0x7F);
+  EXPECT_EQ(t.elements[0], 0x1F);
+  EXPECT_EQ(t.elements[1], 0x02);
+  // rceil (30 > 28), ceil (ceil(log2 30) = 5), even (1.875 >= 2 - 2^-3):
+  // s = 1: 30 -> 15, the tie between 14 (1.11b) and 16 (1.00b * 2^4) goes to
+  // the even mantissa: 16, exp field 7 -> 0x1C; 0.1 -> 0.05 = 0.8 steps -> 1
+  // (0x01).
+  for (ScaleMode m : {ScaleMode::kRceil, ScaleMode::kCeil, ScaleMode::kEven}) {
+    t = QuantizeBlock(MxFormat::kMxfp6E3m2, {30.0f, 0.1f}, m);
+    EXPECT_EQ(t.scales[0], 0x80) << ScaleModeName(m);
+    EXPECT_EQ(t.elements[0], 0x1C) << ScaleModeName(m);
+    EXPECT_EQ(t.elements[1], 0x01) << ScaleModeName(m);
+  }
+}
+
+TEST(MxGolden, Mxfp8E5m2EveryMode) {
+  // amax 86016 = 1.3125 * 2^16; e5m2 emax 15, max 57344 = 1.75 * 2^15.
+  // floor / rceil (86016 <= 57344 * 2) / even (1.3125 < 1.875): s = 1:
+  // 43008 = 1.3125 * 2^15 rounds to 1.25 * 2^15 (exp 30, mant 01: 0x79).
+  // ceil: s = 17 - 15 = 2: 21504 -> 1.25 * 2^14 (0x75).
+  for (ScaleMode m : {ScaleMode::kFloor, ScaleMode::kRceil, ScaleMode::kEven}) {
+    const MxTensor t = QuantizeBlock(MxFormat::kMxfp8E5m2, {-86016.0f}, m);
+    EXPECT_EQ(t.scales[0], 0x80) << ScaleModeName(m);
+    EXPECT_EQ(t.elements[0], 0xF9) << ScaleModeName(m);
+  }
+  const MxTensor c = QuantizeBlock(MxFormat::kMxfp8E5m2, {86016.0f}, ScaleMode::kCeil);
+  EXPECT_EQ(c.scales[0], 0x81);
+  EXPECT_EQ(c.elements[0], 0x75);
+}
+
+TEST(MxGolden, Nvfp4ScaleRoundingPerMode) {
+  // t = 1, block amax 7: 7 / 6 = 1.1667 in ue4m3 (steps of 0.125 in [1, 2)):
+  // floor -> rz 1.125 (0x39), even -> rn 1.125 (0x39), ceil/rceil -> rp
+  // 1.25 (0x3A). Elements: 7 / 1.125 = 6.22 -> 6 (0x7, saturated), 1 / 1.125
+  // = 0.89 -> 1.0 (0x2); 7 / 1.25 = 5.6 -> 6 (0x7), 1 / 1.25 = 0.8 -> 1.0.
+  for (ScaleMode m : kModes) {
+    const MxTensor t =
+        QuantizeBlock(MxFormat::kNvfp4, {7.0f, 1.0f}, m, 1.0f);
+    const bool up = m == ScaleMode::kCeil || m == ScaleMode::kRceil;
+    EXPECT_EQ(t.scales[0], up ? 0x3A : 0x39) << ScaleModeName(m);
+    EXPECT_EQ(t.elements[0], 0x7) << ScaleModeName(m);
+    EXPECT_EQ(t.elements[1], 0x2) << ScaleModeName(m);
+  }
+}
+
 TEST(MxGolden, Nvfp4UnitBlockAndSaturatingBlock) {
   // t = 1: block amax 6 -> 6 / (6 * 1) = 1.0 = ue4m3 0x38 (exp 7, mant 0),
   // d * t = 1, elements unchanged.

@@ -14,6 +14,8 @@ arrays of its dtypes are accepted and returned.
 
 from __future__ import annotations
 
+import json
+import os
 from typing import NamedTuple, Optional, Sequence, Union
 
 import numpy as np
@@ -32,7 +34,7 @@ __all__ = [
     "encode_packed", "decode_packed", "decode_containers",
     "reduce", "reduce_spec", "PtxCheckResult", "ptx_check",
     "mx_formats", "mx_format_info", "QuantizedTensor", "quantize",
-    "nvfp4_tensor_scale",
+    "nvfp4_tensor_scale", "quantize_model", "dequantize_model",
 ]
 
 _RAW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -586,3 +588,40 @@ def nvfp4_tensor_scale(x: np.ndarray, *, impl: str = "best") -> float:
     (f32), or 1.0 when that amax is 0."""
     x = _check_array(x, "x")
     return float(_mxpack.nvfp4_tensor_scale(_source_format(x, None, "x"), _raw(x), impl))
+
+
+# ---------------------------------------------------------------------------
+# Whole checkpoints (mxpack/model.h): safetensors in, safetensors out.
+
+def quantize_model(in_path, out_path, format: str = "mxfp4",
+                   scale_mode: Optional[str] = None, layout: str = "tcgen05", *,
+                   include: Optional[str] = None, exclude: Optional[str] = None,
+                   threads: int = 0, error_stats: bool = False,
+                   impl: str = "best") -> dict:
+    """Quantizes every 2-D F32/F16/BF16 tensor of the safetensors file
+    `in_path` whose name matches `include` and not `exclude` (ECMAScript
+    regexes, searched) and writes `out_path` (as ``mxpack quantize-model``):
+    NAME.qdata, NAME.scales (and NAME.tscale for NVFP4) plus an
+    "mxpack.tensor.NAME" metadata record per tensor; other tensors are
+    copied. layout: "tcgen05" (TMA/tcgen05.cp element layout and scale
+    tiles) or "dense". threads=0 uses every core. error_stats adds per-tensor
+    SQNR / max error / RMSE to the report (much slower than quantizing, as
+    with the CLI's --error-stats; the file bytes do not change). Returns the
+    report (ModelReportJson) as a dict."""
+    if threads < 0:
+        raise ValueError(f"threads: expected >= 0, got {threads}")
+    return json.loads(_mxpack.quantize_model(
+        os.fspath(in_path), os.fspath(out_path), format, scale_mode or "", layout,
+        include or "", exclude or "", int(threads), bool(error_stats), impl))
+
+
+def dequantize_model(in_path, out_path, to: Optional[str] = None, *,
+                     threads: int = 0, impl: str = "best") -> dict:
+    """Inverse of quantize_model(): rebuilds every quantized tensor in its
+    original dtype (or `to`: f32, bf16, f16) and drops the mxpack metadata.
+    Returns the report as a dict."""
+    if threads < 0:
+        raise ValueError(f"threads: expected >= 0, got {threads}")
+    to_fmt = "" if to is None else _canonical_arg(to, "to")
+    return json.loads(_mxpack.dequantize_model(
+        os.fspath(in_path), os.fspath(out_path), to_fmt, int(threads), impl))

@@ -1,4 +1,5 @@
 # Type stubs of the mxpack Python package (see docs/python.md).
+import os
 from typing import NamedTuple, Optional, Sequence, Union
 
 import numpy as np
@@ -98,3 +99,12 @@ def quantize(x: np.ndarray, format: str, scale_mode: Optional[str] = None,
              layout: str = "codes", scale_layout: str = "linear", *,
              tensor_scale: Optional[float] = None, stats: bool = True,
              src: Optional[DTypeLike] = None, impl: str = "best") -> QuantizedTensor: ...
+
+def quantize_model(in_path: Union[str, "os.PathLike[str]"], out_path: Union[str, "os.PathLike[str]"],
+                   format: str = "mxfp4", scale_mode: Optional[str] = None,
+                   layout: str = "tcgen05", *, include: Optional[str] = None,
+                   exclude: Optional[str] = None, threads: int = 0,
+                   error_stats: bool = False, impl: str = "best") -> dict: ...
+def dequantize_model(in_path: Union[str, "os.PathLike[str]"], out_path: Union[str, "os.PathLike[str]"],
+                     to: Optional[DTypeLike] = None, *, threads: int = 0,
+                     impl: str = "best") -> dict: ...

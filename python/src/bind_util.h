@@ -60,6 +60,7 @@ Format ParseFormatArg(const std::string& name, absl::string_view arg);
 
 // Parts of the module defined in other files.
 void BindMx(nb::module_& m);
+void BindModel(nb::module_& m);
 
 }  // namespace mxpack::python
 

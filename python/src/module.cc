@@ -511,4 +511,5 @@ NB_MODULE(_mxpack, m) {
   m.def("ptx_check", &py::PtxCheck, arg("spelling"), arg("target"),
         "mxpack::CheckPtx: (ok, text).");
   py::BindMx(m);
+  py::BindModel(m);
 }

@@ -4,11 +4,12 @@
 # installs the repository's `mxpack` package into it (pip install . with a
 # persistent scikit-build-core build dir, so reruns are incremental).
 # Exit 77 (reported by ctest as skipped) when python3/venv/Python.h are absent.
-# Usage: setup_venv.sh BUILD_DIR SOURCE_DIR [PYTHON3]
+# Usage: setup_venv.sh BUILD_DIR SOURCE_DIR [PYTHON3 [WERROR=ON|OFF]]
 set -euo pipefail
 build="$1"
 src="$2"
 py="${3:-python3}"
+werror="${4:-OFF}"
 venv="$build/venv-python"
 marker="$venv/.mxpack-installed"
 
@@ -39,7 +40,8 @@ start=$(date +%s)
 CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
   "$venv/bin/python" -m pip install -q --disable-pip-version-check \
   --no-build-isolation --no-deps --force-reinstall \
-  -Cbuild-dir="$build/py-build" -Ccmake.build-type=Release "$src"
+  -Cbuild-dir="$build/py-build" -Ccmake.build-type=Release \
+  -Ccmake.define.MXPACK_WERROR="$werror" "$src"
 echo "installed in $(( $(date +%s) - start )) s"
 (cd "$build" && "$venv/bin/python" -c "import mxpack; print('mxpack', mxpack.__file__, mxpack.available_targets())")
 touch "$marker"

@@ -372,6 +372,23 @@ HWY_INLINE void StoreBytes4(DU du, hn::Vec<DU> v0, hn::Vec<DU> v1, hn::Vec<DU> v
 #endif
 }
 
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR
+// Stores the low bytes of every lane of two u16 vectors (values < 2^8), in
+// order: one saturating pack, plus a u64 permute on 256/512-bit vectors.
+template <class D16>
+HWY_INLINE void StoreBytes2U16(D16 /*d16*/, hn::Vec<D16> v0, hn::Vec<D16> v1, uint8_t* out) {
+#if HWY_TARGET <= HWY_AVX3
+  const __m512i idx = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
+  _mm512_storeu_si512(out, _mm512_permutexvar_epi64(idx, _mm512_packus_epi16(v0.raw, v1.raw)));
+#elif HWY_TARGET == HWY_AVX2
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                      _mm256_permute4x64_epi64(_mm256_packus_epi16(v0.raw, v1.raw), 0xD8));
+#else
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_packus_epi16(v0.raw, v1.raw));
+#endif
+}
+#endif
+
 // Stores the low 16 bits of every lane of two u32 vectors (values < 2^16).
 template <class DU>
 HWY_INLINE void StoreHalves2(DU du, hn::Vec<DU> v0, hn::Vec<DU> v1, uint8_t* out) {
@@ -479,6 +496,20 @@ void FastEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, 
   const hn::ScalableTag<uint32_t> du;
   const size_t N = hn::Lanes(du);
   constexpr size_t kIn = Src::kBytes;
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR
+  if constexpr (kSrc == internal::SrcKind::kBF16 && internal::FastFormatOf(kTo).bits <= 8) {
+    // bf16 -> narrow in u16 lanes (twice the lanes of the f32 encoder).
+    using Enc16 = FastEncodeBF16<kTo, kSatFinite, kRelu>;
+    const hn::ScalableTag<uint16_t> d16;
+    const size_t N16 = hn::Lanes(d16);
+    ForEachStep<2, 1, 2>(d16, in, out, n, [d16, N16](const uint8_t* src, uint8_t* dst) {
+      const uint16_t* s16 = reinterpret_cast<const uint16_t*>(src);
+      StoreBytes2U16(d16, Enc16::EncodeRn(d16, hn::LoadU(d16, s16)),
+                     Enc16::EncodeRn(d16, hn::LoadU(d16, s16 + N16)), dst);
+    });
+    return;
+  }
+#endif
   if constexpr (internal::FastFormatOf(kTo).bits > 8) {
     ForEachStep<kIn, 2, 2>(du, in, out, n, [du, N](const uint8_t* src, uint8_t* dst) {
       StoreHalves2(du, Enc::EncodeRn(du, Src::Load(du, src)),

@@ -145,6 +145,69 @@ struct FastEncodeF32 {
   }
 };
 
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR
+// The same encoders for bf16 sources in u16 lanes (twice the lanes of
+// FastEncodeF32), for narrow destinations (kTo of at most 8 bits):
+//
+//   template <class D16>
+//   static hn::Vec<D16> FastEncodeBF16<kTo, kSatFinite, kRelu>::EncodeRn(D16, bf16_bits);
+//
+// bit-identical to scalar::Convert(kBF16, kTo, bits, rn policy). x86 only
+// (the subnormal path widens with per-block zips and re-packs with the x86
+// per-block saturating pack, which restores the lane order).
+template <Format kTo, bool kSatFinite, bool kRelu = false>
+struct FastEncodeBF16 {
+  using F32 = FastEncodeF32<kTo, kSatFinite, kRelu>;
+  static constexpr internal::FastFormat kT = F32::kT;
+  static_assert(kT.bits <= 8 && kT.man_bits <= 5, "narrow destinations only");
+  static constexpr int kShift = 7 - kT.man_bits;  // discarded bf16 mantissa bits
+  static constexpr uint16_t kNormalAdd = static_cast<uint16_t>(
+      ((1u << (kShift - 1)) - 1u) - (static_cast<uint32_t>(127 - kT.bias) << 7));
+  static constexpr int16_t kMinNormalBits = static_cast<int16_t>(F32::kMinNormalBits >> 16);
+
+  template <class D16>
+  static HWY_INLINE hn::Vec<D16> EncodeRn(D16 d16, hn::Vec<D16> bf16_bits) {
+    const hn::RebindToSigned<D16> di16;
+    const hn::Repartition<uint32_t, D16> d32;
+    const hn::RebindToFloat<decltype(d32)> df;
+    using V16 = hn::Vec<D16>;
+    const V16 abs = hn::And(bf16_bits, hn::Set(d16, uint16_t{0x7FFF}));
+    // Normal: as FastEncodeF32, with the f32 mantissa's low 16 bits absent.
+    const V16 lsb = hn::And(hn::ShiftRight<kShift>(abs), hn::Set(d16, uint16_t{1}));
+    V16 code = hn::ShiftRight<kShift>(hn::Add(hn::Add(abs, hn::Set(d16, kNormalAdd)), lsb));
+    // Subnormal: FastEncodeF32's magic add on abs << 16 in u32 lanes.
+    const auto magic = hn::Set(d32, F32::kMagicBits);
+    const auto sub_of = [&](hn::Vec<decltype(d32)> w) {
+      return hn::Sub(hn::BitCast(d32, hn::Add(hn::BitCast(df, w), hn::BitCast(df, magic))), magic);
+    };
+    const V16 zero = hn::Zero(d16);
+    const auto lo = sub_of(hn::ZipLower(d32, zero, abs));  // per 128-bit block
+    const auto hi = sub_of(hn::ZipUpper(d32, zero, abs));
+#if HWY_TARGET <= HWY_AVX3
+    const V16 sub{_mm512_packs_epi32(lo.raw, hi.raw)};
+#elif HWY_TARGET == HWY_AVX2
+    const V16 sub{_mm256_packs_epi32(lo.raw, hi.raw)};
+#else
+    const V16 sub{_mm_packs_epi32(lo.raw, hi.raw)};
+#endif
+    const auto abs_i = hn::BitCast(di16, abs);
+    code = hn::IfThenElse(hn::RebindMask(d16, hn::Lt(abs_i, hn::Set(di16, kMinNormalBits))), sub,
+                          code);
+    code = hn::BitCast(d16, hn::Min(hn::BitCast(di16, code),
+                                    hn::Set(di16, static_cast<int16_t>(F32::kClamp))));
+    const auto is_nan = hn::RebindMask(d16, hn::Gt(abs_i, hn::Set(di16, int16_t{0x7F80})));
+    if (kRelu) {
+      code = hn::IfThenZeroElse(
+          hn::RebindMask(d16, hn::Lt(hn::BitCast(di16, bf16_bits), hn::Zero(di16))), code);
+    } else if (kT.has_sign) {
+      code = hn::OrAnd(code, hn::ShiftRight<16 - kT.bits>(bf16_bits),
+                       hn::Set(d16, static_cast<uint16_t>(1u << (kT.bits - 1))));
+    }
+    return hn::IfThenElse(is_nan, hn::Set(d16, static_cast<uint16_t>(kT.nan_code)), code);
+  }
+};
+#endif  // HWY_ARCH_X86 && !EMU128 && !SCALAR
+
 }  // namespace HWY_NAMESPACE
 }  // namespace mxpack
 HWY_AFTER_NAMESPACE();

@@ -95,6 +95,7 @@ if(MXPACK_CUDA_ENABLED)
                 ${PROJECT_SOURCE_DIR}/src/cuda/cvt_forms.inc
                 ${PROJECT_SOURCE_DIR}/src/cuda/tmem_forms.inc
                 ${PROJECT_SOURCE_DIR}/src/cuda/tmem_ld_forms.inc
+                ${PROJECT_SOURCE_DIR}/src/cuda/tmem_st_forms.inc
                 ${PROJECT_SOURCE_DIR}/src/cuda/multimem_forms.inc
         COMMENT "nvcc -ptx ${k}.cu for ${arch}"
         VERBATIM)

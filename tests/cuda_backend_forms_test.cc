@@ -73,6 +73,27 @@ TEST(CudaForms, Tcgen05FormsPassPtxCheck) {
     EXPECT_TRUE(tcgen05::NumRegisters(*inst) == 2 || tcgen05::NumRegisters(*inst) == 4)
         << s;
   }
+  for (const char* s : TmemStForms()) {
+    const PtxCheckResult r = CheckPtx(s, "sm_100a");
+    EXPECT_TRUE(r.ok) << s << ": " << r.text;
+    auto inst = tcgen05::Parse(s);
+    ASSERT_TRUE(inst.ok()) << s;
+    EXPECT_EQ(inst->op, tcgen05::Op::kSt);
+    EXPECT_TRUE(tcgen05::NumRegisters(*inst) == 2 || tcgen05::NumRegisters(*inst) == 4)
+        << s;
+  }
+  // st and ld cover the same shapes.
+  EXPECT_EQ(TmemStForms().size(), TmemLdForms().size());
+  // StPattern: low and high halves distinct across all registers.
+  std::set<uint32_t> halves;
+  for (int w = 0; w < 4; ++w) {
+    for (int t = 0; t < 32; ++t) {
+      for (int j = 0; j < 4; ++j) {
+        EXPECT_TRUE(halves.insert(StPattern(w, t, j) & 0xFFFF).second);
+        EXPECT_TRUE(halves.insert(StPattern(w, t, j) >> 16).second);
+      }
+    }
+  }
   const PtxCheckResult shift = CheckPtx("tcgen05.shift.cta_group::1.down", "sm_100a");
   EXPECT_TRUE(shift.ok) << shift.text;
 }
@@ -111,6 +132,7 @@ TEST(CudaForms, DeviceEntryPointsWithoutDeviceAreUnavailable) {
   EXPECT_EQ(DeviceConvert(0, in, absl::MakeSpan(out)).code(),
             absl::StatusCode::kUnavailable);
   EXPECT_EQ(RunTmemLd(0, 0).status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(RunTmemSt(0, 0).status().code(), absl::StatusCode::kUnavailable);
   // VerifyAll has nothing to run; each group lists its checks as skipped.
   EXPECT_EQ(VerifyAll({}).status().code(), absl::StatusCode::kUnavailable);
   VerifyOptions quick;

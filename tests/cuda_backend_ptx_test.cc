@@ -137,6 +137,7 @@ TEST(CudaPtx, EveryTableFormIsEmitted) {
   }
   for (const char* s : TmemCpForms()) EXPECT_EQ(sm100.count(s), 1u) << s;
   for (const char* s : TmemLdForms()) EXPECT_EQ(sm100.count(s), 1u) << s;
+  for (const char* s : TmemStForms()) EXPECT_EQ(sm100.count(s), 1u) << s;
   for (const char* s : MultimemForms()) {
     auto instr = ParseMultimem(s);
     ASSERT_TRUE(instr.ok()) << s;
@@ -166,7 +167,7 @@ TEST(CudaPtx, EmittedSpellingsPassPtxCheckRegistry) {
     }
   }
   EXPECT_GE(checked, static_cast<int>(TmemCpForms().size() + TmemLdForms().size() +
-                                      MultimemForms().size()));
+                                      TmemStForms().size() + MultimemForms().size()));
 }
 
 // cvt has no ptx-check family: every packed-format cvt in the PTX must be a

@@ -80,6 +80,9 @@ TEST(CudaRuntime, ArgumentErrorsNameTheArgument) {
   const auto ld = RunTmemLd(0, 511);
   EXPECT_EQ(ld.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(ld.status().message(), "column")) << ld.status();
+  const auto st = RunTmemSt(TmemStForms().size(), 0);
+  EXPECT_EQ(st.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(st.status().message(), "st_form")) << st.status();
   const auto mm = RunMultimem(0, {std::vector<uint8_t>(6)});
   EXPECT_EQ(mm.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(mm.status().message(), "replicas[0]")) << mm.status();

@@ -128,6 +128,19 @@ inline constexpr uint32_t FragmentPattern(int lane, int column) {
 absl::StatusOr<std::vector<std::vector<std::vector<uint32_t>>>> RunTmemLd(size_t ld_form,
                                                                           int column);
 
+// tcgen05.st fragment forms (same shapes as TmemLdForms(), with
+// .unpack::16b): TMEM is filled with FragmentPattern(), warp w stores
+// register j of thread t = StPattern(w, t, j) at lane 32 * w, column
+// `column`, then all 128 x 512 cells are read back (cells[lane * 512 +
+// column]).
+const std::vector<const char*>& TmemStForms();
+// Low and high 16 bits distinct across every (warp, thread, register).
+inline constexpr uint32_t StPattern(int warp, int thread, int reg) {
+  const uint32_t lo = static_cast<uint32_t>(((warp * 32 + thread) * 4 + reg) * 2);
+  return (((lo + 1) | 0x4000u) << 16) | lo;
+}
+absl::StatusOr<std::vector<uint32_t>> RunTmemSt(size_t st_form, int column);
+
 // ---------------------------------------------------------------------------
 // Kernel 3: multimem over a multicast object that spans every visible GPU
 // with multicast support (driver API cuMulticastCreate / AddDevice /

@@ -78,6 +78,19 @@ const std::vector<const char*>& TmemLdForms() {
   return *forms;
 }
 
+const std::vector<const char*>& TmemStForms() {
+  static const auto* forms = new std::vector<const char*>{
+#define ST2(ID, PTX) PTX,
+#define ST2H(ID, PTX) PTX,
+#define ST4(ID, PTX) PTX,
+#include "src/cuda/tmem_st_forms.inc"
+#undef ST2
+#undef ST2H
+#undef ST4
+  };
+  return *forms;
+}
+
 const std::vector<const char*>& MultimemForms() {
   static const auto* forms = new std::vector<const char*>{
 #define MXPACK_MM_ROW(ID, PTX, arch) PTX,

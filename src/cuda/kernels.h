@@ -47,6 +47,11 @@ std::string RunTmemCpKernel(int cp_form, const uint8_t* image, size_t image_byte
 // FragmentPattern(). regs_out receives [warp][thread][register].
 std::string RunTmemLdKernel(int ld_form, int nregs, int column, uint32_t* regs_out);
 
+// Fills TMEM with FragmentPattern(), then warps 0..3 store StPattern()
+// registers with tcgen05.st form `st_form` at lane 32 * warp, column
+// `column`; cells_out receives the 128 x 512 cells afterwards.
+std::string RunTmemStKernel(int st_form, int column, uint32_t* cells_out);
+
 // multimem form `form` issued from the current device on the multicast
 // address `mc` (device pointer) for `count` accesses of `access_bytes`
 // each (thread i at byte offset i * access_bytes). ld_reduce writes the

@@ -3,7 +3,8 @@
 // shared-memory tile (plain loads) -> tcgen05.cp (tmem_forms.inc) ->
 // optional tcgen05.shift.down -> tcgen05.ld -> global memory ->
 // tcgen05.dealloc, with tcgen05.commit + mbarrier waits for the
-// asynchronous cp / shift and tcgen05.wait::ld / ::st for ld / st.
+// asynchronous cp / shift and tcgen05.wait::ld / ::st for ld / st. Two
+// more kernels check the tcgen05.ld / tcgen05.st register fragments.
 #include <cstdint>
 
 #include "src/cuda/kernels.h"
@@ -215,6 +216,59 @@ __global__ void __launch_bounds__(kThreads)
 #endif
 }
 
+// Fills TMEM with FragmentPattern, then every warp stores StPattern
+// registers with the st form at its lane quadrant, column `column`, and the
+// whole TMEM is read back.
+__global__ void __launch_bounds__(kThreads)
+    TmemStKernel(int st_form, uint32_t column, uint32_t* cells) {
+#if MXPACK_SM100A
+  __shared__ uint32_t taddr_slot;
+  Alloc(&taddr_slot);
+  TcgenSync();
+  const uint32_t base = taddr_slot;
+  FillTmem(base, [](uint32_t lane, uint32_t col) {
+    return ((0xC0DEu ^ lane) << 16) | (lane * 512u + col);
+  });
+  TcgenSync();
+  const uint32_t warp = threadIdx.x / 32, t = threadIdx.x % 32;
+  const uint32_t taddr = base + ((32 * warp) << 16) + column;
+  uint32_t v[4];
+  for (uint32_t j = 0; j < 4; ++j) {
+    const uint32_t lo = ((warp * 32 + t) * 4 + j) * 2;
+    v[j] = ((lo + 1) | 0x4000u) << 16 | lo;
+  }
+  switch (st_form) {
+#define ST2(ID, PTX)                                                        \
+  case ID:                                                                  \
+    asm volatile(PTX " [%0], {%1, %2};" ::"r"(taddr), "r"(v[0]), "r"(v[1])  \
+                 : "memory");                                               \
+    break;
+#define ST2H(ID, PTX)                                                       \
+  case ID:                                                                  \
+    asm volatile(PTX " [%0], 8, {%1, %2};" ::"r"(taddr), "r"(v[0]),         \
+                 "r"(v[1]) : "memory");                                     \
+    break;
+#define ST4(ID, PTX)                                                        \
+  case ID:                                                                  \
+    asm volatile(PTX " [%0], {%1, %2, %3, %4};" ::"r"(taddr), "r"(v[0]),    \
+                 "r"(v[1]), "r"(v[2]), "r"(v[3]) : "memory");               \
+    break;
+#include "src/cuda/tmem_st_forms.inc"
+#undef ST2
+#undef ST2H
+#undef ST4
+    default: break;
+  }
+  asm volatile("tcgen05.wait::st.sync.aligned;" ::: "memory");
+  TcgenSync();
+  ReadTmem(base, cells);
+  Dealloc(base);
+#else
+  (void)st_form, (void)column, (void)cells;
+  __trap();
+#endif
+}
+
 }  // namespace
 
 std::string RunTmemCpKernel(int cp_form, const uint8_t* image, size_t image_bytes,
@@ -256,6 +310,19 @@ std::string RunTmemLdKernel(int ld_form, int nregs, int column, uint32_t* regs_o
   MXPACK_CUDA_TRY("tcgen05.ld kernel", cudaDeviceSynchronize());
   MXPACK_CUDA_TRY("cudaMemcpy(regs)",
                   cudaMemcpy(regs_out, d_regs.as<void>(), bytes, cudaMemcpyDeviceToHost));
+  return "";
+}
+
+std::string RunTmemStKernel(int st_form, int column, uint32_t* cells_out) {
+  const size_t bytes = size_t{128} * kColumns * sizeof(uint32_t);
+  DeviceBuffer d_cells;
+  MXPACK_CUDA_TRY("cudaMalloc(cells)", d_cells.Alloc(bytes));
+  TmemStKernel<<<1, kThreads>>>(st_form, static_cast<uint32_t>(column),
+                                d_cells.as<uint32_t>());
+  MXPACK_CUDA_TRY("tcgen05.st kernel launch", cudaGetLastError());
+  MXPACK_CUDA_TRY("tcgen05.st kernel", cudaDeviceSynchronize());
+  MXPACK_CUDA_TRY("cudaMemcpy(cells)",
+                  cudaMemcpy(cells_out, d_cells.as<void>(), bytes, cudaMemcpyDeviceToHost));
   return "";
 }
 

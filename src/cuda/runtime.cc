@@ -325,6 +325,32 @@ absl::StatusOr<std::vector<std::vector<std::vector<uint32_t>>>> RunTmemLd(size_t
   return regs;
 }
 
+absl::StatusOr<std::vector<uint32_t>> RunTmemSt(size_t st_form, int column) {
+  if (st_form >= TmemStForms().size()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("st_form: expected an index below %d (TmemStForms()), got %d",
+                        TmemStForms().size(), st_form));
+  }
+  auto inst = tcgen05::Parse(TmemStForms()[st_form]);
+  if (!inst.ok()) return inst.status();
+  if (inst->shape == tcgen05::Shape::k16x32bx2)
+    inst->half_split_offset = kLdHalfSplitOffset;
+  auto cols = tcgen05::NumColumns(*inst);
+  if (!cols.ok()) return cols.status();
+  if (column < 0 || column + *cols > 512) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("column: expected 0 .. %d (the form spans %d columns), got %d",
+                        512 - *cols, *cols, column));
+  }
+  absl::Status s = RequireArch(Arch::kSm100a);
+  if (!s.ok()) return s;
+  std::vector<uint32_t> cells(size_t{128} * 512);
+  s = FromKernel(
+      internal::RunTmemStKernel(static_cast<int>(st_form), column, cells.data()));
+  if (!s.ok()) return s;
+  return cells;
+}
+
 // ---------------------------------------------------------------------------
 // multimem
 

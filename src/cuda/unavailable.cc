@@ -25,6 +25,7 @@ absl::StatusOr<std::vector<uint32_t>> RunTmemCp(const TmemCpJob&) { return NotBu
 absl::StatusOr<std::vector<std::vector<std::vector<uint32_t>>>> RunTmemLd(size_t, int) {
   return NotBuilt();
 }
+absl::StatusOr<std::vector<uint32_t>> RunTmemSt(size_t, int) { return NotBuilt(); }
 absl::StatusOr<MultimemRun> RunMultimem(size_t, const std::vector<std::vector<uint8_t>>&,
                                         absl::Span<const uint8_t>) {
   return NotBuilt();

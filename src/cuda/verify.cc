@@ -366,6 +366,44 @@ CheckResult VerifyLd(size_t form) {
              "every register of warps 0-3 == Tmem::Ld fragment model");
 }
 
+CheckResult VerifySt(size_t form) {
+  const std::string name = TmemStForms()[form];
+  auto inst = tcgen05::Parse(name);
+  if (!inst.ok()) return Failed("tcgen05.st", name, inst.status());
+  if (inst->shape == tcgen05::Shape::k16x32bx2)
+    inst->half_split_offset = kLdHalfSplitOffset;
+  constexpr int kColumn = 16;
+  auto dev = RunTmemSt(form, kColumn);
+  if (!dev.ok()) {
+    return dev.status().code() == absl::StatusCode::kUnavailable
+               ? Skipped("tcgen05.st", name, dev.status())
+               : Failed("tcgen05.st", name, dev.status());
+  }
+  Tmem t;
+  for (int lane = 0; lane < tcgen05::kLanes; ++lane) {
+    for (int col = 0; col < tcgen05::kColumns; ++col) {
+      (void)t.Write(lane, col, FragmentPattern(lane, col));
+    }
+  }
+  const int nregs = tcgen05::NumRegisters(*inst);
+  for (int w = 0; w < 4; ++w) {
+    WarpRegisters regs(32, std::vector<uint32_t>(static_cast<size_t>(nregs)));
+    for (int th = 0; th < 32; ++th) {
+      for (int j = 0; j < nregs; ++j) regs[th][j] = StPattern(w, th, j);
+    }
+    const absl::Status s =
+        t.St(*inst, w, tcgen05::MakeTaddr(32u * static_cast<uint32_t>(w), kColumn), regs);
+    if (!s.ok()) return Failed("tcgen05.st", name, s);
+  }
+  const std::string diff = FirstCellDiff(*dev, t);
+  if (!diff.empty())
+    return Row("tcgen05.st", name, Outcome::kFailed, uint64_t{128} * 512, diff);
+  return Row("tcgen05.st", name, Outcome::kPassed, uint64_t{128} * 512,
+             inst->pack16 ? "all cells == Tmem::St model (upper 16 bits of unpacked "
+                            "columns written as 0)"
+                          : "all cells == Tmem::St fragment model");
+}
+
 // ---------------------------------------------------------------------------
 // multimem
 
@@ -501,6 +539,7 @@ std::vector<CheckResult> VerifyTmem(const VerifyOptions& options) {
     rows.push_back(VerifyCp(0, tcgen05::Swizzle::kNone, true, lane, options));
   }
   for (size_t f = 0; f < TmemLdForms().size(); ++f) rows.push_back(VerifyLd(f));
+  for (size_t f = 0; f < TmemStForms().size(); ++f) rows.push_back(VerifySt(f));
   if (options.on_result) {
     for (const CheckResult& r : rows) options.on_result(r);
   }

@@ -91,7 +91,9 @@ class ConvertCodec {
   //   s  = max(0, emin+127 - E') + 23 - man   discarded bits (E' = max(E,1))
   //   r  = sig >> s, rounded by the mode;  code = r + (B << man) with
   //   B  = max(E', emin+127) - 128 + bias     (carries roll into the exponent)
-  template <Rounding kMode>
+  // kF32Src: the source is f32 (all 24 significand bits present), which
+  // removes the rs alignment step.
+  template <Rounding kMode, bool kF32Src = false>
   static HWY_INLINE VU Encode(const internal::ConvertParams& p, VU x, VU rbits) {
     const DU du;
     const DI di;
@@ -145,11 +147,14 @@ class ConvertCodec {
     } else {
       // rs: align to the source significand (f16/bf16 sources have fewer
       // bits): d = max(0, src_emin+127 - E') + 23 - src_man low bits are zero.
-      const VU d_below = hn::BitCast(
-          du, hn::Max(hn::Sub(hn::Set(di, p.src_emin127), hn::BitCast(di, ep)), hn::Zero(di)));
-      const VU d = hn::Add(d_below, hn::Set(du, static_cast<uint32_t>(23 - p.src_man)));
-      const VU ss = hn::Sub(s, d);                    // discarded source bits
-      const VU rem_s = hn::Shr(rem, hn::Min(d, hn::Set(du, 31u)));
+      VU ss = s, rem_s = rem;  // discarded source bits and their value
+      if (!kF32Src) {
+        const VU d_below = hn::BitCast(
+            du, hn::Max(hn::Sub(hn::Set(di, p.src_emin127), hn::BitCast(di, ep)), hn::Zero(di)));
+        const VU d = hn::Add(d_below, hn::Set(du, static_cast<uint32_t>(23 - p.src_man)));
+        ss = hn::Sub(s, d);
+        rem_s = hn::Shr(rem, hn::Min(d, hn::Set(du, 31u)));
+      }
       // ss <= 32: carry iff (rbits & m) > m - rem, m = 2^ss - 1.
       const auto small = hn::RebindMask(du, hn::Lt(hn::BitCast(di, ss), hn::Set(di, 32)));
       const VU m = hn::IfThenElse(small, hn::Sub(hn::Shl(one, hn::Min(ss, hn::Set(du, 31u))), one),
@@ -240,23 +245,6 @@ struct WideSource<internal::SrcKind::kF16> {
   }
 };
 
-// Loads N source elements into u32 lanes holding f32 bits (or narrow codes).
-template <class DU>
-HWY_INLINE hn::Vec<DU> LoadSource(DU du, const internal::ConvertParams& p, const uint8_t* in) {
-  switch (p.src) {
-    case internal::SrcKind::kF32:
-      return WideSource<internal::SrcKind::kF32>::Load(du, in);
-    case internal::SrcKind::kF16:
-      return WideSource<internal::SrcKind::kF16>::Load(du, in);
-    case internal::SrcKind::kBF16:
-      return WideSource<internal::SrcKind::kBF16>::Load(du, in);
-    default: {
-      const hn::Rebind<uint8_t, DU> d8;
-      return hn::PromoteTo(du, hn::LoadU(d8, in));
-    }
-  }
-}
-
 // Stores the low kBytes bytes of every u32 lane (values fit: codes are
 // < 2^(8 kBytes), so the saturating demotions never saturate).
 template <int kBytes, class DU>
@@ -273,31 +261,20 @@ HWY_INLINE void StoreLanes(DU du, hn::Vec<DU> v, uint8_t* out) {
   }
 }
 
-template <class DU>
-HWY_INLINE void StoreDest(DU du, const internal::ConvertParams& p, hn::Vec<DU> v, uint8_t* out) {
-  if (p.dst_bytes == 4) {
-    StoreLanes<4>(du, v, out);
-  } else if (p.dst_bytes == 2) {
-    StoreLanes<2>(du, v, out);
-  } else {
-    StoreLanes<1>(du, v, out);
-  }
-}
-
-template <Rounding kMode>
+template <Rounding kMode, internal::SrcKind kSrc>
 HWY_INLINE hn::Vec<ConvertCodec::DU> ConvertOne(const internal::ConvertParams& p,
                                                 hn::Vec<ConvertCodec::DU> raw,
                                                 hn::Vec<ConvertCodec::DU> rbits) {
   using DU = ConvertCodec::DU;
   const DU du;
-  hn::Vec<DU> x = p.src == internal::SrcKind::kNarrow ? ConvertCodec::DecodeNarrow(p, raw) : raw;
+  hn::Vec<DU> x = kSrc == internal::SrcKind::kNarrow ? ConvertCodec::DecodeNarrow(p, raw) : raw;
   if (p.dst == internal::DstKind::kF32) {
     // Exact decode to f32: canonical NaN and relu only.
     const auto is_nan = ConvertCodec::UGt(hn::And(x, hn::Set(du, 0x7FFFFFFFu)), hn::Set(du, 0x7F800000u));
     if (p.relu) x = hn::IfThenZeroElse(hn::Ne(hn::ShiftRight<31>(x), hn::Zero(du)), x);
     return hn::IfThenElse(is_nan, hn::Set(du, 0x7FFFFFFFu), x);
   }
-  return ConvertCodec::Encode<kMode>(p, x, rbits);
+  return ConvertCodec::Encode<kMode, kSrc == internal::SrcKind::kF32>(p, x, rbits);
 }
 
 // Runs `step(in_ptr, out_ptr)` over n elements, kGroup * N elements per step
@@ -412,8 +389,9 @@ HWY_INLINE void StoreHalves2(DU du, hn::Vec<DU> v0, hn::Vec<DU> v1, uint8_t* out
 }
 
 // The generic kernel: runtime formats and policy (rz/rm/rp/rs, relu, ue8m0
-// and everything without a specialization below).
-template <Rounding kMode>
+// and everything without a specialization below); the rounding mode, source
+// kind and destination size are template parameters.
+template <Rounding kMode, internal::SrcKind kSrc, int kOutBytes>
 void ConvertLoop(const internal::ConvertParams& params, const uint8_t* HWY_RESTRICT in,
                  uint8_t* HWY_RESTRICT out, const uint32_t* HWY_RESTRICT rbits, size_t n) {
   using DU = ConvertCodec::DU;
@@ -423,24 +401,54 @@ void ConvertLoop(const internal::ConvertParams& params, const uint8_t* HWY_RESTR
   const internal::ConvertParams p = params;
   const uint32_t* rb = kMode == Rounding::kRS ? rbits : nullptr;
   const auto step = [&p, du](const uint8_t* src, uint8_t* dst, const uint32_t* r) {
-    const auto raw = LoadSource(du, p, src);
+    hn::Vec<DU> raw;
+    if constexpr (kSrc == internal::SrcKind::kNarrow) {
+      raw = hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint8_t, DU>(), src));
+    } else {
+      raw = WideSource<kSrc>::Load(du, src);
+    }
     const auto rv = r ? hn::LoadU(du, r) : hn::Zero(du);
-    StoreDest(du, p, ConvertOne<kMode>(p, raw, rv), dst);
+    StoreLanes<kOutBytes>(du, ConvertOne<kMode, kSrc>(p, raw, rv), dst);
   };
-  // Byte sizes are runtime here: index by element through the widest sizes.
+  constexpr size_t ib = kSrc == internal::SrcKind::kF32 ? 4 : (kSrc == internal::SrcKind::kNarrow ? 1 : 2);
+  constexpr size_t ob = kOutBytes;
   const size_t N = hn::Lanes(du);
-  const size_t ib = static_cast<size_t>(p.src_bytes), ob = static_cast<size_t>(p.dst_bytes);
   size_t i = 0;
   for (; i + N <= n; i += N) step(in + i * ib, out + i * ob, rb ? rb + i : nullptr);
   if (i == n) return;
-  HWY_ALIGN uint8_t in_buf[hn::MaxLanes(du) * 4] = {};
-  HWY_ALIGN uint8_t out_buf[hn::MaxLanes(du) * 4];
+  HWY_ALIGN uint8_t in_buf[hn::MaxLanes(du) * ib] = {};
+  HWY_ALIGN uint8_t out_buf[hn::MaxLanes(du) * ob];
   HWY_ALIGN uint32_t rb_buf[hn::MaxLanes(du)] = {};
   const size_t rest = n - i;
   std::memcpy(in_buf, in + i * ib, rest * ib);
   if (rb) std::memcpy(rb_buf, rb + i, rest * 4);
   step(in_buf, out_buf, rb ? rb_buf : nullptr);
   std::memcpy(out + i * ob, out_buf, rest * ob);
+}
+
+template <Rounding kMode, internal::SrcKind kSrc>
+HWY_INLINE void ConvertLoopTo(const internal::ConvertParams& p, const uint8_t* in, uint8_t* out,
+                              const uint32_t* rbits, size_t n) {
+  switch (p.dst_bytes) {
+    case 1: return ConvertLoop<kMode, kSrc, 1>(p, in, out, rbits, n);
+    case 2: return ConvertLoop<kMode, kSrc, 2>(p, in, out, rbits, n);
+    default: return ConvertLoop<kMode, kSrc, 4>(p, in, out, rbits, n);
+  }
+}
+
+template <Rounding kMode>
+HWY_INLINE void ConvertLoopFrom(const internal::ConvertParams& p, const uint8_t* in,
+                                uint8_t* out, const uint32_t* rbits, size_t n) {
+  switch (p.src) {
+    case internal::SrcKind::kF32:
+      return ConvertLoopTo<kMode, internal::SrcKind::kF32>(p, in, out, rbits, n);
+    case internal::SrcKind::kF16:
+      return ConvertLoopTo<kMode, internal::SrcKind::kF16>(p, in, out, rbits, n);
+    case internal::SrcKind::kBF16:
+      return ConvertLoopTo<kMode, internal::SrcKind::kBF16>(p, in, out, rbits, n);
+    default:
+      return ConvertLoopTo<kMode, internal::SrcKind::kNarrow>(p, in, out, rbits, n);
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -743,11 +751,11 @@ inline void ConvertArrayT(const internal::ConvertParams& p, const uint8_t* in, u
                           const uint32_t* rbits, size_t n) {
   if (TryFastPath(p, in, out, n)) return;
   switch (p.rounding) {
-    case Rounding::kRN: return ConvertLoop<Rounding::kRN>(p, in, out, rbits, n);
-    case Rounding::kRZ: return ConvertLoop<Rounding::kRZ>(p, in, out, rbits, n);
-    case Rounding::kRM: return ConvertLoop<Rounding::kRM>(p, in, out, rbits, n);
-    case Rounding::kRP: return ConvertLoop<Rounding::kRP>(p, in, out, rbits, n);
-    case Rounding::kRS: return ConvertLoop<Rounding::kRS>(p, in, out, rbits, n);
+    case Rounding::kRN: return ConvertLoopFrom<Rounding::kRN>(p, in, out, rbits, n);
+    case Rounding::kRZ: return ConvertLoopFrom<Rounding::kRZ>(p, in, out, rbits, n);
+    case Rounding::kRM: return ConvertLoopFrom<Rounding::kRM>(p, in, out, rbits, n);
+    case Rounding::kRP: return ConvertLoopFrom<Rounding::kRP>(p, in, out, rbits, n);
+    case Rounding::kRS: return ConvertLoopFrom<Rounding::kRS>(p, in, out, rbits, n);
   }
 }
 

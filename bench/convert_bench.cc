@@ -1,5 +1,11 @@
 // Benchmarks of the dispatched conversions (best target) and their scalar
-// reference, bytes read + written, at L1/L2/DRAM working sets.
+// reference, bytes read + written, at L1/L2/DRAM working sets: every
+// (source, destination) pair of DESIGN.md section 1 under its main policy
+// (rn satfinite; ue8m0: rp; decodes: exact), plus the generic-kernel policies
+// (rz, rm, rp, rs, relu) for f32 -> e4m3 and f32 -> bf16. The scalar
+// reference runs at the L2 size only. Names:
+//   BM_Convert/<from>-><to>/<policy>/bytes:<working set>/<simd|scalar>
+#include <string>
 #include <vector>
 
 #include "bench/bench_util.h"
@@ -9,49 +15,87 @@
 namespace mxpack::bench {
 namespace {
 
-template <Format kFrom, Format kTo, bool kScalar>
-void BM_Convert(benchmark::State& state) {
-  const int ib = Traits(kFrom).storage_bytes, ob = Traits(kTo).storage_bytes;
+void BM_Convert(benchmark::State& state, Format from, Format to, EncodePolicy p, bool scalar) {
+  const int ib = Traits(from).storage_bytes, ob = Traits(to).storage_bytes;
   const size_t n = static_cast<size_t>(state.range(0)) / static_cast<size_t>(ib + ob);
   std::vector<uint8_t> in(n * ib), out(n * ob);
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(RandomBits(1, i));
-  if (IsNarrow(kFrom)) {
+  if (IsNarrow(from)) {
     // Valid codes: fp4/fp6 use the low bits, ue4m3 requires a zero MSB.
-    const FormatTraits& t = Traits(kFrom);
+    const FormatTraits& t = Traits(from);
     const int width = t.exp_bits + t.man_bits + (t.has_sign ? 1 : 0);
     for (auto& b : in) b = static_cast<uint8_t>(b & ((1u << width) - 1));
   }
-  EncodePolicy p;
-  if (kTo == Format::kUE8M0) p.rounding = Rounding::kRP;
-  const Impl impl{kScalar ? Impl::kScalar : Impl::kBest};
+  std::vector<uint32_t> rbits;
+  if (p.rounding == Rounding::kRS && !IsExactConversion(from, to)) {
+    rbits.resize(n);
+    for (size_t i = 0; i < n; ++i) rbits[i] = RandomBits(7, i);
+  }
+  const Impl impl{scalar ? Impl::kScalar : Impl::kBest};
   for (auto _ : state) {
-    const absl::Status s = ConvertArray(kFrom, kTo, p, in, absl::MakeSpan(out), {}, impl);
+    const absl::Status s = ConvertArray(from, to, p, in, absl::MakeSpan(out), rbits, impl);
     if (!s.ok()) state.SkipWithError(s.ToString().c_str());
     benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * n * (ib + ob)));
 }
 
-#define MXPACK_CONVERT_BENCH(FROM, TO)                                              \
-  BENCHMARK_TEMPLATE(BM_Convert, Format::FROM, Format::TO, false)->Apply(WorkingSets); \
-  BENCHMARK_TEMPLATE(BM_Convert, Format::FROM, Format::TO, true)->Arg(kL2Bytes)
+void Register(Format from, Format to, const EncodePolicy& p) {
+  const std::string name = std::string("BM_Convert/") + std::string(FormatName(from)) + "->" +
+                           std::string(FormatName(to)) + "/" +
+                           (IsExactConversion(from, to) ? std::string("exact") : PolicyToString(p));
+  for (bool scalar : {false, true}) {
+    auto* b = benchmark::RegisterBenchmark((name + (scalar ? "/scalar" : "/simd")).c_str(),
+                                           [=](benchmark::State& st) {
+                                             BM_Convert(st, from, to, p, scalar);
+                                           });
+    b->ArgName("bytes");
+    if (scalar) {
+      b->Arg(kL2Bytes);
+    } else {
+      b->Apply(WorkingSets);
+    }
+  }
+}
 
-MXPACK_CONVERT_BENCH(kF32, kE4M3);
-MXPACK_CONVERT_BENCH(kF32, kE5M2);
-MXPACK_CONVERT_BENCH(kF32, kE2M1);
-MXPACK_CONVERT_BENCH(kF32, kE2M3);
-MXPACK_CONVERT_BENCH(kF32, kE3M2);
-MXPACK_CONVERT_BENCH(kF32, kUE8M0);
-MXPACK_CONVERT_BENCH(kF32, kUE4M3);
-MXPACK_CONVERT_BENCH(kF32, kBF16);
-MXPACK_CONVERT_BENCH(kF32, kF16);
-MXPACK_CONVERT_BENCH(kBF16, kE4M3);
-MXPACK_CONVERT_BENCH(kBF16, kE2M1);
-MXPACK_CONVERT_BENCH(kF16, kE4M3);
-MXPACK_CONVERT_BENCH(kE4M3, kF32);
-MXPACK_CONVERT_BENCH(kE2M1, kF32);
-MXPACK_CONVERT_BENCH(kE4M3, kBF16);
-MXPACK_CONVERT_BENCH(kE5M2, kF16);
+const int kRegistered = [] {
+  const Format narrow[] = {Format::kE2M1, Format::kE2M3, Format::kE3M2, Format::kE4M3,
+                           Format::kE5M2, Format::kUE8M0, Format::kUE4M3};
+  // Encodes: every wide source to every narrow format, f16 and bf16.
+  for (Format from : {Format::kF32, Format::kBF16, Format::kF16}) {
+    for (Format to : {Format::kE2M1, Format::kE2M3, Format::kE3M2, Format::kE4M3, Format::kE5M2,
+                      Format::kUE8M0, Format::kUE4M3, Format::kF16, Format::kBF16}) {
+      if (from == to) continue;
+      EncodePolicy p;
+      if (to == Format::kUE8M0) p.rounding = Rounding::kRP;
+      Register(from, to, p);
+    }
+  }
+  // Decodes: every narrow format to f32, bf16, f16; f16/bf16 -> f32.
+  for (Format from : narrow) {
+    for (Format to : {Format::kF32, Format::kBF16, Format::kF16}) {
+      if (ValidateConversion(from, to, {}).ok()) Register(from, to, {});
+    }
+  }
+  Register(Format::kF16, Format::kF32, {});
+  Register(Format::kBF16, Format::kF32, {});
+  // The generic kernel's policies.
+  for (Format to : {Format::kE4M3, Format::kBF16}) {
+    for (Rounding r : {Rounding::kRZ, Rounding::kRM, Rounding::kRP, Rounding::kRS}) {
+      EncodePolicy p;
+      p.rounding = r;
+      Register(Format::kF32, to, p);
+    }
+    EncodePolicy relu;
+    relu.relu = true;
+    Register(Format::kF32, to, relu);
+    EncodePolicy nosat;
+    nosat.saturation = Saturation::kNoSat;
+    Register(Format::kF32, to, nosat);
+  }
+  return 0;
+}();
 
 }  // namespace
 }  // namespace mxpack::bench

@@ -10,8 +10,10 @@
 #include "gtest/gtest.h"
 #include "mxpack/cuda.h"
 #include "mxpack/multimem.h"
+#include "mxpack/pack.h"
 #include "mxpack/ptx_check.h"
 #include "mxpack/tcgen05.h"
+#include "mxpack/tmem.h"
 
 namespace mxpack {
 namespace cuda {
@@ -96,6 +98,130 @@ TEST(CudaForms, Tcgen05FormsPassPtxCheck) {
   }
   const PtxCheckResult shift = CheckPtx("tcgen05.shift.cta_group::1.down", "sm_100a");
   EXPECT_TRUE(shift.ok) << shift.text;
+}
+
+// The host half of the tcgen05.cp checks: every job gpu-verify builds is
+// accepted by the Tmem model, writes exactly the cells of its shape, covers
+// every code when decompressing, and tells the two FP6 placements apart.
+TEST(CudaForms, CpJobsRunOnTheTmemModel) {
+  for (size_t form = 0; form < TmemCpForms().size(); ++form) {
+    const char* s = TmemCpForms()[form];
+    auto inst = tcgen05::Parse(s);
+    ASSERT_TRUE(inst.ok()) << s;
+    auto job = MakeCpJob(form, tcgen05::Swizzle::kNone, /*seed=*/3);
+    ASSERT_TRUE(job.ok()) << s << ": " << job.status();
+    EXPECT_EQ(job->cp_form, form);
+    auto low = ModelCp(*job, Fp6Container::kLow6);
+    ASSERT_TRUE(low.ok()) << s << ": " << low.status();
+    int written = 0;
+    std::set<uint8_t> codes;
+    const int bits = inst->src_fmt == tcgen05::SrcFmt::kB4x16P64 ? 4 : 6;
+    for (int lane = 0; lane < tcgen05::kLanes; ++lane) {
+      for (int col = 0; col < tcgen05::kColumns; ++col) {
+        const uint32_t v = low->At(lane, col);
+        if (v == kCpFill) continue;
+        ++written;
+        EXPECT_TRUE(col >= 16 && col < 16 + 4 * tcgen05::CpChunksPerRow(inst->shape))
+            << s << " wrote column " << col;
+        for (int k = 0; k < 4 && inst->src_fmt != tcgen05::SrcFmt::kNone; ++k) {
+          codes.insert(scalar::FromContainer(bits, static_cast<uint8_t>(v >> (8 * k)),
+                                             Fp6Container::kLow6));
+        }
+      }
+    }
+    EXPECT_EQ(written,
+              tcgen05::NumLanes(*inst) * 4 * tcgen05::CpChunksPerRow(inst->shape))
+        << s;
+    if (inst->src_fmt != tcgen05::SrcFmt::kNone) {
+      EXPECT_EQ(codes.size(), size_t{1} << bits) << s;
+    }
+    auto mid = ModelCp(*job, Fp6Container::kMid6);
+    ASSERT_TRUE(mid.ok()) << s;
+    bool differ = false;
+    for (int lane = 0; lane < tcgen05::kLanes && !differ; ++lane) {
+      for (int col = 0; col < tcgen05::kColumns && !differ; ++col) {
+        differ = low->At(lane, col) != mid->At(lane, col);
+      }
+    }
+    EXPECT_EQ(differ, inst->src_fmt == tcgen05::SrcFmt::kB6x16P32) << s;
+  }
+  for (tcgen05::Swizzle sw : {tcgen05::Swizzle::k128B, tcgen05::Swizzle::k64B,
+                              tcgen05::Swizzle::k32B, tcgen05::Swizzle::k128BBase32B}) {
+    auto job = MakeCpJob(0, sw, 3);
+    ASSERT_TRUE(job.ok()) << tcgen05::SwizzleName(sw) << ": " << job.status();
+    EXPECT_TRUE(ModelCp(*job, Fp6Container::kLow6).ok()) << tcgen05::SwizzleName(sw);
+  }
+  for (uint32_t lane : {0u, 32u, 64u, 96u}) {
+    auto job = MakeCpJob(0, tcgen05::Swizzle::kNone, 3);
+    ASSERT_TRUE(job.ok());
+    job->shift = true;
+    job->shift_taddr = tcgen05::MakeTaddr(lane, 16);
+    auto shifted = ModelCp(*job, Fp6Container::kLow6);
+    ASSERT_TRUE(shifted.ok()) << lane << ": " << shifted.status();
+    auto plain = ModelCp(*MakeCpJob(0, tcgen05::Swizzle::kNone, 3), Fp6Container::kLow6);
+    ASSERT_TRUE(plain.ok());
+    // Lane lane+1 now holds what lane `lane` held.
+    EXPECT_EQ(shifted->At(static_cast<int>(lane) + 1, 16),
+              plain->At(static_cast<int>(lane), 16));
+  }
+  EXPECT_EQ(MakeCpJob(TmemCpForms().size(), tcgen05::Swizzle::kNone, 0).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// The host half of the tcgen05.ld / st checks: the Tmem model accepts every
+// form at column 16 for warps 0-3, and each ld register names the cell its
+// FragmentPattern value came from.
+TEST(CudaForms, LdStFormsRunOnTheTmemModel) {
+  Tmem t;
+  for (int lane = 0; lane < tcgen05::kLanes; ++lane) {
+    for (int col = 0; col < tcgen05::kColumns; ++col) {
+      ASSERT_TRUE(t.Write(lane, col, FragmentPattern(lane, col)).ok());
+    }
+  }
+  for (const char* s : TmemLdForms()) {
+    auto inst = tcgen05::Parse(s);
+    ASSERT_TRUE(inst.ok()) << s;
+    if (inst->shape == tcgen05::Shape::k16x32bx2) {
+      inst->half_split_offset = kLdHalfSplitOffset;
+    }
+    for (int w = 0; w < 4; ++w) {
+      auto regs = t.Ld(*inst, w, tcgen05::MakeTaddr(32u * static_cast<uint32_t>(w), 16));
+      ASSERT_TRUE(regs.ok()) << s << " warp " << w << ": " << regs.status();
+      ASSERT_EQ(regs->size(), 32u);
+      for (int th = 0; th < 32; ++th) {
+        for (int j = 0; j < tcgen05::NumRegisters(*inst); ++j) {
+          const tcgen05::FragmentCell c = tcgen05::Fragment(*inst, th, j);
+          const int lane = 32 * w + c.lane, col = 16 + c.column;
+          const uint32_t want = inst->pack16
+                                    ? (FragmentPattern(lane, col) & 0xFFFF) |
+                                          (FragmentPattern(lane, 16 + c.column_hi) << 16)
+                                    : FragmentPattern(lane, col);
+          EXPECT_EQ((*regs)[th][j], want)
+              << s << " warp " << w << " t " << th << " j " << j;
+        }
+      }
+    }
+  }
+  for (const char* s : TmemStForms()) {
+    auto inst = tcgen05::Parse(s);
+    ASSERT_TRUE(inst.ok()) << s;
+    if (inst->shape == tcgen05::Shape::k16x32bx2) {
+      inst->half_split_offset = kLdHalfSplitOffset;
+    }
+    Tmem st = t;
+    for (int w = 0; w < 4; ++w) {
+      WarpRegisters regs(32, std::vector<uint32_t>(tcgen05::NumRegisters(*inst)));
+      for (int th = 0; th < 32; ++th) {
+        for (size_t j = 0; j < regs[th].size(); ++j) {
+          regs[th][j] = StPattern(w, th, static_cast<int>(j));
+        }
+      }
+      EXPECT_TRUE(
+          st.St(*inst, w, tcgen05::MakeTaddr(32u * static_cast<uint32_t>(w), 16), regs)
+              .ok())
+          << s << " warp " << w;
+    }
+  }
 }
 
 TEST(CudaForms, MultimemFormsPassPtxCheck) {

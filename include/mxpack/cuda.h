@@ -30,6 +30,7 @@
 #include "mxpack/pack.h"
 #include "mxpack/scalar.h"
 #include "mxpack/tcgen05.h"
+#include "mxpack/tmem.h"
 
 namespace mxpack {
 namespace cuda {
@@ -112,6 +113,18 @@ struct TmemCpJob {
 };
 // Returns the 128 x 512 cells, cells[lane * 512 + column].
 absl::StatusOr<std::vector<uint32_t>> RunTmemCp(const TmemCpJob& job);
+
+// The job gpu-verify runs for cp form `form` (host only, no device): a
+// K-major tile of the form's rows (no swizzle: LBO 128, SBO 128 x chunks per
+// row; swizzled: row pitch = swizzle width, SBO 8 x width) of random bytes
+// whose decompression payloads cycle through every code, copied to lane 0,
+// column 16 of TMEM filled with kCpFill; no shift. Unimplemented when the
+// host model has no address walk for `swizzle`.
+inline constexpr uint32_t kCpFill = 0xDEADBEEF;
+absl::StatusOr<TmemCpJob> MakeCpJob(size_t form, tcgen05::Swizzle swizzle, uint64_t seed);
+// What the host model says TMEM holds after `job` (Tmem::Cp with the 6-bit
+// container placement `fp6`, then Tmem::Shift when job.shift).
+absl::StatusOr<Tmem> ModelCp(const TmemCpJob& job, Fp6Container fp6);
 
 // tcgen05.ld fragment forms issued after filling TMEM with FragmentPattern()
 // through tcgen05.st.32x32b; 16x32bx2 forms use immHalfSplitoff 8.

@@ -207,8 +207,6 @@ CheckResult VerifyOneCvt(size_t index, const CvtForm& form, const VerifyOptions&
 // ---------------------------------------------------------------------------
 // tcgen05
 
-constexpr uint32_t kFill = 0xDEADBEEF;
-
 std::string FirstCellDiff(const std::vector<uint32_t>& dev, const Tmem& model) {
   for (int lane = 0; lane < tcgen05::kLanes; ++lane) {
     for (int col = 0; col < tcgen05::kColumns; ++col) {
@@ -251,66 +249,31 @@ absl::StatusOr<std::pair<uint64_t, size_t>> TileFor(const tcgen05::Instruction& 
 
 CheckResult VerifyCp(size_t form, tcgen05::Swizzle swizzle, bool shift,
                      uint32_t shift_lane, const VerifyOptions& o) {
-  const char* spelling = TmemCpForms()[form];
-  std::string name = spelling;
+  std::string name = TmemCpForms()[form];
   if (swizzle != tcgen05::Swizzle::kNone) {
     absl::StrAppend(&name, " (swizzle ", tcgen05::SwizzleName(swizzle), ")");
   }
-  if (shift)
+  if (shift) {
     absl::StrAppend(&name, " + tcgen05.shift.cta_group::1.down lane ", shift_lane);
-  const std::string group = shift ? "tcgen05.shift" : "tcgen05.cp";
-  auto inst = tcgen05::Parse(spelling);
-  if (!inst.ok()) return Failed(group, name, inst.status());
-  auto tile = TileFor(*inst, swizzle);
-  if (!tile.ok()) return Skipped(group, name, tile.status());
-  TmemCpJob job;
-  job.cp_form = form;
-  job.desc = tile->first;
-  job.smem.resize(tile->second);
-  std::mt19937_64 rng(o.seed * 7919u + form * 31u + static_cast<unsigned>(swizzle));
-  for (auto& b : job.smem) b = static_cast<uint8_t>(rng());
-  if (inst->src_fmt != tcgen05::SrcFmt::kNone) {
-    // Payloads cycle through every code (7 is coprime to 16 and 64); the
-    // padding bytes stay random, which the hardware must ignore.
-    const Layout layout = inst->src_fmt == tcgen05::SrcFmt::kB4x16P64 ? Layout::kB4x16P64
-                                                                      : Layout::kB6x16P32;
-    const int bits = LayoutElementBits(layout);
-    const size_t payload = static_cast<size_t>(bits) * 2;  // 8 or 12 bytes.
-    auto d = tcgen05::DecodeDescriptor(job.desc);
-    if (!d.ok()) return Failed(group, name, d.status());
-    uint32_t e = 0;
-    for (int r = 0; r < tcgen05::CpRows(inst->shape); ++r) {
-      for (int j = 0; j < tcgen05::CpChunksPerRow(inst->shape); ++j) {
-        uint8_t codes[16], packed[16];
-        for (uint8_t& c : codes) c = static_cast<uint8_t>((e++ * 7 + 3) % (1u << bits));
-        const absl::Status s = scalar::Pack(layout, codes, absl::MakeSpan(packed));
-        auto a = tcgen05::ChunkAddress(*d, r, j);
-        if (!s.ok() || !a.ok()) return Failed(group, name, s.ok() ? a.status() : s);
-        std::memcpy(&job.smem[*a], packed, payload);
-      }
-    }
   }
-  // Column 16: not the allocation origin, 4-column aligned.
-  job.cp_taddr = tcgen05::MakeTaddr(0, 16);
-  job.shift = shift;
-  job.shift_taddr = tcgen05::MakeTaddr(shift_lane, 16);
-  job.fill = kFill;
-  auto dev = RunTmemCp(job);
+  const std::string group = shift ? "tcgen05.shift" : "tcgen05.cp";
+  auto job = MakeCpJob(form, swizzle, o.seed);
+  if (!job.ok()) {
+    return job.status().code() == absl::StatusCode::kUnimplemented
+               ? Skipped(group, name, job.status())
+               : Failed(group, name, job.status());
+  }
+  job->shift = shift;
+  job->shift_taddr = tcgen05::MakeTaddr(shift_lane, 16);
+  auto inst = tcgen05::Parse(TmemCpForms()[form]);
+  if (!inst.ok()) return Failed(group, name, inst.status());
+  auto dev = RunTmemCp(*job);
   if (!dev.ok()) {
     return dev.status().code() == absl::StatusCode::kUnavailable
                ? Skipped(group, name, dev.status())
                : Failed(group, name, dev.status());
   }
-  auto model = [&](Fp6Container c) -> absl::StatusOr<Tmem> {
-    Tmem t(false, kFill);
-    absl::Status s = t.Cp(*inst, job.smem, job.desc, job.cp_taddr, c);
-    if (s.ok() && shift) {
-      auto sh = tcgen05::Parse("tcgen05.shift.cta_group::1.down");
-      s = sh.ok() ? t.Shift(*sh, job.shift_taddr) : sh.status();
-    }
-    if (!s.ok()) return s;
-    return t;
-  };
+  auto model = [&](Fp6Container c) { return ModelCp(*job, c); };
   const uint64_t cells = uint64_t{128} * 512;
   if (inst->src_fmt == tcgen05::SrcFmt::kB6x16P32) {
     auto low = model(Fp6Container::kLow6);
@@ -536,6 +499,69 @@ CheckResult VerifyOneMultimem(size_t form, int replicas, const VerifyOptions& o)
 }
 
 }  // namespace
+
+absl::StatusOr<TmemCpJob> MakeCpJob(size_t form, tcgen05::Swizzle swizzle,
+                                    uint64_t seed) {
+  if (form >= TmemCpForms().size()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("form: expected an index below %d (TmemCpForms()), got %d",
+                        TmemCpForms().size(), form));
+  }
+  auto inst = tcgen05::Parse(TmemCpForms()[form]);
+  if (!inst.ok()) return inst.status();
+  auto tile = TileFor(*inst, swizzle);
+  if (!tile.ok()) return tile.status();
+  TmemCpJob job;
+  job.cp_form = form;
+  job.desc = tile->first;
+  job.smem.resize(tile->second);
+  std::mt19937_64 rng(seed * 7919u + form * 31u + static_cast<unsigned>(swizzle));
+  for (auto& b : job.smem) b = static_cast<uint8_t>(rng());
+  if (inst->src_fmt != tcgen05::SrcFmt::kNone) {
+    // Payloads cycle through every code (7 is coprime to 16 and 64); the
+    // padding bytes stay random, which the hardware must ignore.
+    const Layout layout = inst->src_fmt == tcgen05::SrcFmt::kB4x16P64 ? Layout::kB4x16P64
+                                                                      : Layout::kB6x16P32;
+    const int bits = LayoutElementBits(layout);
+    const size_t payload = static_cast<size_t>(bits) * 2;  // 8 or 12 bytes.
+    auto d = tcgen05::DecodeDescriptor(job.desc);
+    if (!d.ok()) return d.status();
+    uint32_t e = 0;
+    for (int r = 0; r < tcgen05::CpRows(inst->shape); ++r) {
+      for (int j = 0; j < tcgen05::CpChunksPerRow(inst->shape); ++j) {
+        uint8_t codes[16], packed[16];
+        for (uint8_t& c : codes) c = static_cast<uint8_t>((e++ * 7 + 3) % (1u << bits));
+        const absl::Status s = scalar::Pack(layout, codes, absl::MakeSpan(packed));
+        if (!s.ok()) return s;
+        auto a = tcgen05::ChunkAddress(*d, r, j);
+        if (!a.ok()) return a.status();
+        std::memcpy(&job.smem[*a], packed, payload);
+      }
+    }
+  }
+  // Column 16: not the allocation origin, 4-column aligned.
+  job.cp_taddr = tcgen05::MakeTaddr(0, 16);
+  job.fill = kCpFill;
+  return job;
+}
+
+absl::StatusOr<Tmem> ModelCp(const TmemCpJob& job, Fp6Container fp6) {
+  if (job.cp_form >= TmemCpForms().size()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("cp_form: expected an index below %d (TmemCpForms()), got %d",
+                        TmemCpForms().size(), job.cp_form));
+  }
+  auto inst = tcgen05::Parse(TmemCpForms()[job.cp_form]);
+  if (!inst.ok()) return inst.status();
+  Tmem t(false, job.fill);
+  absl::Status s = t.Cp(*inst, job.smem, job.desc, job.cp_taddr, fp6);
+  if (s.ok() && job.shift) {
+    auto sh = tcgen05::Parse("tcgen05.shift.cta_group::1.down");
+    s = sh.ok() ? t.Shift(*sh, job.shift_taddr) : sh.status();
+  }
+  if (!s.ok()) return s;
+  return t;
+}
 
 std::vector<CheckResult> VerifyCvt(const VerifyOptions& options) {
   std::vector<CheckResult> rows;

@@ -50,8 +50,9 @@ struct DeviceInfo {
   size_t smem_per_block_optin = 0;
 };
 
-// Device `ordinal`, or kUnavailable ("built without CUDA", "no CUDA driver",
-// "no CUDA device", ...). InvalidArgument for an ordinal out of range.
+// Device `ordinal`, or kUnavailable: "built without CUDA ...", or "no CUDA
+// GPU: ..." with the runtime's error (no driver, no device visible).
+// InvalidArgument for an ordinal out of range.
 absl::StatusOr<DeviceInfo> QueryDevice(int ordinal = 0);
 
 // What a feature needs. kSm90: the sm_90 code (fp8 cvt, f16/bf16/f32/int

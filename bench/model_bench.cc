@@ -68,7 +68,7 @@ void BM_QuantizeModel(benchmark::State& state) {
       return;
     }
     processed = out->report.processed_bytes;
-    benchmark::DoNotOptimize(out->buffers.data());
+    benchmark::DoNotOptimize(out->tensors.data());
   }
   // Every tensor is 2-D F32 except the norms (a few KiB, copied).
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *

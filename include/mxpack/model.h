@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -130,7 +131,7 @@ struct ModelReport {
 struct ModelOutput {
   std::vector<StTensorOut> tensors;
   std::map<std::string, std::string> metadata;
-  std::vector<std::vector<uint8_t>> buffers;
+  std::vector<std::unique_ptr<uint8_t[]>> buffers;  // storage behind data spans
   ModelReport report;
 };
 

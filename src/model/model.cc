@@ -191,6 +191,11 @@ Json StatsJson(const MxErrorStats& s) {
           {"sqnr_db", std::isfinite(s.sqnr_db) ? Json(s.sqnr_db) : Json(nullptr)}};
 }
 
+absl::Span<uint8_t> NewBuffer(ModelOutput& out, size_t n, bool zero) {
+  out.buffers.emplace_back(zero ? new uint8_t[n]() : new uint8_t[n]);
+  return {out.buffers.back().get(), n};
+}
+
 std::string Bytes(uint64_t n) {
   if (n >= (uint64_t{1} << 30)) return absl::StrFormat("%.2f GiB", static_cast<double>(n) / 1073741824.0);
   if (n >= (uint64_t{1} << 20)) return absl::StrFormat("%.2f MiB", static_cast<double>(n) / 1048576.0);
@@ -238,7 +243,7 @@ absl::StatusOr<ModelOutput> QuantizeModel(const SafetensorsView& in,
     const StTensorInfo* in;
     Format from;
     MxShape shape;
-    size_t elements_buf, scales_buf;  // indices into out.buffers
+    absl::Span<uint8_t> elements, scales;  // in out.buffers
     float tensor_scale = 1.0f;
     std::atomic<size_t> chunks_left{0};
   };
@@ -282,10 +287,11 @@ absl::StatusOr<ModelOutput> QuantizeModel(const SafetensorsView& in,
             t.name, t.name, suffix));
       }
     }
-    job->elements_buf = out.buffers.size();
-    out.buffers.emplace_back(job->shape.element_bytes());
-    job->scales_buf = out.buffers.size();
-    out.buffers.emplace_back(job->shape.scale_bytes());
+    // Element bytes are left uninitialized (QuantizeMxRows writes every byte
+    // of its rows, padding included; the workers' first touch spreads the
+    // page faults over the threads); scale padding must be zero.
+    job->elements = NewBuffer(out, job->shape.element_bytes(), false);
+    job->scales = NewBuffer(out, job->shape.scale_bytes(), true);
     bytes_total += t.num_bytes();
     job_of[i] = static_cast<int>(jobs.size());
     jobs.push_back(std::move(job));
@@ -335,10 +341,10 @@ absl::StatusOr<ModelOutput> QuantizeModel(const SafetensorsView& in,
     mo.layout = s.layout;
     mo.scale_layout = s.scale_layout;
     if (options.format == MxFormat::kNvfp4) mo.tensor_scale = job.tensor_scale;
-    std::vector<uint8_t>& el = out.buffers[job.elements_buf];
-    std::vector<uint8_t>& sc = out.buffers[job.scales_buf];
+    const absl::Span<uint8_t> el = job.elements;
+    const absl::Span<uint8_t> sc = job.scales;
     status[c] = QuantizeMxRows(options.format, job.from, src, s.rows, s.cols, ch.r0,
-                               ch.r1, mo, absl::MakeSpan(el), absl::MakeSpan(sc),
+                               ch.r1, mo, el, sc,
                                options.impl);
     if (status[c].ok() && options.error_stats) {
       absl::StatusOr<MxErrorStats> es = ComputeMxErrorStats(
@@ -386,16 +392,14 @@ absl::StatusOr<ModelOutput> QuantizeModel(const SafetensorsView& in,
       const MxShape& s = job.shape;
       out.tensors.push_back({t.name + ".qdata", QdataDtype(s.format),
                              {s.rows, s.element_row_bytes()},
-                             out.buffers[job.elements_buf]});
+                             job.elements});
       out.tensors.push_back(
-          {t.name + ".scales", StDtype::kU8, ScalesShape(s), out.buffers[job.scales_buf]});
+          {t.name + ".scales", StDtype::kU8, ScalesShape(s), job.scales});
       tr.out_bytes = s.element_bytes() + s.scale_bytes();
       if (s.format == MxFormat::kNvfp4) {
-        std::vector<uint8_t> ts(4);
+        const absl::Span<uint8_t> ts = NewBuffer(out, 4, false);
         std::memcpy(ts.data(), &job.tensor_scale, 4);  // little-endian hosts
-        out.buffers.push_back(std::move(ts));
-        out.tensors.push_back(
-            {t.name + ".tscale", StDtype::kF32, {1}, out.buffers.back()});
+        out.tensors.push_back({t.name + ".tscale", StDtype::kF32, {1}, ts});
         tr.out_bytes += 4;
       }
       out.metadata[absl::StrCat(kModelTensorKeyPrefix, t.name)] =
@@ -565,7 +569,7 @@ absl::StatusOr<ModelOutput> DequantizeModel(const SafetensorsView& in,
     MxTensorView view;
     StDtype dtype;
     Format to;
-    size_t buf;
+    absl::Span<uint8_t> out;  // in out.buffers
     std::atomic<size_t> chunks_left{0};
   };
   ModelOutput out;
@@ -601,8 +605,8 @@ absl::StatusOr<ModelOutput> DequantizeModel(const SafetensorsView& in,
       job->dtype = q.dtype;
       job->to = *StDtypeFormat(q.dtype);
     }
-    job->buf = out.buffers.size();
-    out.buffers.emplace_back(q.shape.rows * q.shape.cols * StDtypeSize(job->dtype));
+    // Uninitialized: DequantizeMx writes every byte.
+    job->out = NewBuffer(out, q.shape.rows * q.shape.cols * StDtypeSize(job->dtype), false);
     job_of_qdata[q.qdata] = jobs.size();
     jobs.push_back(std::move(job));
   }
@@ -634,8 +638,7 @@ absl::StatusOr<ModelOutput> DequantizeModel(const SafetensorsView& in,
     const size_t row_bytes = v.shape.cols * StDtypeSize(job.dtype);
     status[c] = DequantizeMx(
         cv, job.to,
-        absl::MakeSpan(out.buffers[job.buf])
-            .subspan(ch.r0 * row_bytes, (ch.r1 - ch.r0) * row_bytes),
+        job.out.subspan(ch.r0 * row_bytes, (ch.r1 - ch.r0) * row_bytes),
         options.impl);
     progress.Add(cv.elements.size() + cv.scales.size(),
                  job.chunks_left.fetch_sub(1) == 1);
@@ -659,14 +662,14 @@ absl::StatusOr<ModelOutput> DequantizeModel(const SafetensorsView& in,
       const Job& job = *jobs[it->second];
       const MxShape& s = job.view.shape;
       out.tensors.push_back({job.info->name, job.dtype, {s.rows, s.cols},
-                             out.buffers[job.buf]});
+                             job.out});
       TensorReport tr;
       tr.name = job.info->name;
       tr.quantized = true;
       tr.dtype = job.dtype;
       tr.shape = {s.rows, s.cols};
       tr.in_bytes = s.element_bytes() + s.scale_bytes() + (job.info->tscale.empty() ? 0 : 4);
-      tr.out_bytes = out.buffers[job.buf].size();
+      tr.out_bytes = job.out.size();
       rep.processed_bytes += tr.in_bytes;
       rep.out_bytes += tr.out_bytes;
       ++rep.quantized_tensors;

@@ -240,11 +240,15 @@ int RunDemo(const std::vector<std::string>& args) {
                 a.stats->max_abs_error, a.stats->saturated, b.stats->sqnr_db,
                 b.stats->max_abs_error, b.stats->saturated);
   }
-  std::printf("%-*s %-12s %-5s  %8.2f %9.3g %6zu %8.2f %9.3g %6zu\n\n",
+  std::printf("%-*s %-12s %-5s  %8.2f %9.3g %6zu %8.2f %9.3g %6zu\n",
               static_cast<int>(w), "total (quantized tensors)", "", "",
               runs[0].q.total->sqnr_db, runs[0].q.total->max_abs_error,
               runs[0].q.total->saturated, runs[1].q.total->sqnr_db,
               runs[1].q.total->max_abs_error, runs[1].q.total->saturated);
+  std::printf(
+      "(SQNR = 10 log10(sum x^2 / sum err^2); sat = elements whose scaled value "
+      "exceeded 6 and\n were clamped: MXFP4's floor scale and NVFP4's rn ue4m3 "
+      "scale both allow it, by design)\n\n");
 
   for (const Run& r : runs) {
     std::printf(

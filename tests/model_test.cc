@@ -4,6 +4,7 @@
 // statistics equal to whole-tensor statistics, filters and error paths.
 #include "mxpack/model.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -16,6 +17,7 @@
 #include "mxpack/mx.h"
 #include "mxpack/safetensors.h"
 #include "nlohmann/json.hpp"
+#include "src/util/thread_pool.h"
 
 namespace mxpack {
 namespace {
@@ -245,6 +247,24 @@ INSTANTIATE_TEST_SUITE_P(
       return absl::StrCat(MxFormatName(i.param.format), "_",
                           ModelLayoutName(i.param.layout));
     });
+
+TEST(ThreadPoolTest, EveryIndexRunsExactlyOnceOnEveryCall) {
+  for (size_t threads : {1, 2, 4}) {
+    internal::ThreadPool pool(threads);
+    EXPECT_EQ(pool.size(), threads);
+    for (size_t n : {0, 1, 3, 1000}) {
+      for (int round = 0; round < 3; ++round) {
+        std::vector<std::atomic<int>> hits(n);
+        pool.ParallelFor(n, [&](size_t i) { hits[i].fetch_add(1); });
+        for (size_t i = 0; i < n; ++i) {
+          ASSERT_EQ(hits[i].load(), 1) << threads << " threads, n " << n << ", i " << i;
+        }
+      }
+    }
+  }
+  internal::ThreadPool all(0);
+  EXPECT_GE(all.size(), 1u);
+}
 
 TEST(ModelLayoutTest, MapsToMxLayouts) {
   EXPECT_EQ(ModelElementLayout(MxFormat::kMxfp4, ModelLayout::kDense), ElementLayout::kDense4);

@@ -219,3 +219,32 @@ def test_out_parameter_reuses_a_buffer():
         mxpack.encode(x, "e4m3", out=np.empty(x.size - 1, np.uint8))
     with pytest.raises(ValueError, match="out: expected a C-contiguous"):
         mxpack.encode(x, "e4m3", out=np.empty(2 * x.size, np.uint8)[::2])
+
+
+def test_kernels_release_the_gil():
+    """The main thread runs Python code while a thread is inside encode():
+    it sees the output half written (first code stored, last code not yet).
+    With the GIL held during the kernel that state is unobservable."""
+    x = np.ones(1 << 24, np.float32)          # 64 MiB; 1.0 encodes to 0x38
+    out = np.zeros(x.size, np.uint8)
+
+    def attempt():
+        out[:] = 0
+        done = threading.Event()
+
+        def work():
+            mxpack.encode(x, "e4m3", out=out)
+            done.set()
+
+        t = threading.Thread(target=work)
+        t.start()
+        seen = False
+        while not done.is_set() and not seen:
+            seen = out[0] == 0x38 and out[-1] == 0
+        t.join()
+        assert out[-1] == 0x38
+        return seen
+
+    # Several attempts: on a loaded machine the main thread may not be
+    # scheduled during one call; with the GIL held it never can observe this.
+    assert any(attempt() for _ in range(5))

@@ -17,7 +17,9 @@
 ABSL_DECLARE_FLAG(std::string, impl);
 
 ABSL_FLAG(std::string, layout, "",
-          "Packed layout: dense4, dense6, b4x16_p64, b6x16_p32");
+          "Layout. pack/unpack: dense4|dense6|b4x16_p64|b6x16_p32; "
+          "quantize/dequantize: codes|dense4|dense6|b4x16_p64|b6x16_p32; "
+          "quantize-model: dense|tcgen05");
 ABSL_FLAG(int64_t, count, -1,
           "unpack: number of elements to read; -1 = every whole element the "
           "input holds (dense4: 2 per byte, dense6: 4 per 3 bytes, padded: 16 "

@@ -178,7 +178,10 @@ absl::StatusOr<MxTensor> QuantizeMx(MxFormat format, Format from,
 // for the whole tensor (shape.element_bytes(), shape.scale_bytes()); `in`
 // holds only those rows. Disjoint row ranges may run concurrently. For the
 // tcgen05 scale layout, the caller must have zeroed the padding scale bytes
-// (QuantizeMx does). NVFP4 requires options.tensor_scale.
+// (QuantizeMx does). NVFP4 requires options.tensor_scale. It writes every
+// element byte of its rows (row padding and layout padding included) and, for
+// the linear layout, every scale byte of its rows, so callers need not
+// pre-fill those buffers.
 absl::Status QuantizeMxRows(MxFormat format, Format from,
                             absl::Span<const uint8_t> in, size_t rows,
                             size_t cols, size_t row_begin, size_t row_end,

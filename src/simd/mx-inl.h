@@ -121,7 +121,21 @@ class MxBlockQuantizer {
         amax[b] = hn::GetLane(hn::MaxOfLanes(du, vmax));
       }
     }
-    if (kNvfp4) {
+    if (kNvfp4 && a.mode == ScaleMode::kEven) {
+      // The default NVFP4 scale (rn): encode_ue4m3(amax / (6 * t)), a vector
+      // of blocks at a time with the shared encoder (NaN amax -> 0x7F).
+      const float denom = 6.0f * a.tensor_scale;
+      const hn::Vec<D> vden = hn::Set(d, denom);
+      for (size_t b = 0; b < nb; b += N) {
+        const hn::Vec<D> q = hn::Div(hn::BitCast(d, hn::LoadU(du, amax + b)), vden);
+        const VU code =
+            FastEncodeF32<Format::kUE4M3, true>::EncodeRn(du, hn::BitCast(du, q));
+        hn::StoreU(hn::TruncateTo(d8, code), d8, scale_codes + b);
+      }
+      for (size_t b = 0; b < nb; ++b) {
+        mult[b] = a.ue4m3[scale_codes[b] & 0x7F] * a.tensor_scale;
+      }
+    } else if (kNvfp4) {
       for (size_t b = 0; b < nb; ++b) {
         const bool has_nan = amax[b] > 0x7F800000u;
         float amax_f;

@@ -128,6 +128,16 @@ TEST_P(ConvertTarget, LengthsAndUnalignedOffsets) {
     for (size_t offset : {0, 1, 3}) {
       std::vector<uint8_t> in(pool.begin() + offset, pool.begin() + offset + 4 * n);
       Check(Format::kF32, Format::kE4M3, {}, in);
+      // 16-bit sources and 8-bit codes through the same tails.
+      const std::vector<uint8_t> in16(pool.begin() + offset, pool.begin() + offset + 2 * n);
+      Check(Format::kBF16, Format::kE4M3, {}, in16);
+      Check(Format::kBF16, Format::kE2M1, {}, in16);
+      Check(Format::kF16, Format::kE5M2, {}, in16);
+      Check(Format::kF32, Format::kBF16, {}, in);
+      const std::vector<uint8_t> in8(pool.begin() + offset, pool.begin() + offset + n);
+      Check(Format::kE4M3, Format::kF32, {}, in8);
+      Check(Format::kE4M3, Format::kBF16, {}, in8);
+      Check(Format::kE5M2, Format::kF16, {}, in8);
       EncodePolicy rz;
       rz.rounding = Rounding::kRZ;
       Check(Format::kF32, Format::kE2M1, rz, in);

@@ -57,8 +57,13 @@ bool MulOverflows(size_t a, size_t b) {
   return a != 0 && b > std::numeric_limits<size_t>::max() / a;
 }
 
-bool IsQuantizeSource(Format f) {
-  return f == Format::kF32 || f == Format::kBF16 || f == Format::kF16;
+// Quantization sources are f32, bf16 and f16.
+absl::Status CheckSource(Format from) {
+  if (from == Format::kF32 || from == Format::kBF16 || from == Format::kF16) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "from: expected f32, bf16 or f16, got %s", FormatName(from)));
 }
 
 }  // namespace
@@ -284,10 +289,7 @@ absl::StatusOr<MxJob> CheckQuantizeArgs(MxFormat format, Format from,
                                         const MxOptions& options,
                                         absl::Span<uint8_t> elements,
                                         absl::Span<uint8_t> scales) {
-  if (!IsQuantizeSource(from)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "from: expected f32, bf16 or f16, got %s", FormatName(from)));
-  }
+  if (absl::Status st = CheckSource(from); !st.ok()) return st;
   MxShape shape{format, options.layout, options.scale_layout, rows, cols};
   if (absl::Status st = CheckMxShape(shape); !st.ok()) return st;
   if (row_begin > row_end || row_end > rows) {
@@ -368,10 +370,7 @@ absl::Status RelayoutScales(const MxShape& shape, absl::Span<const uint8_t> in,
 absl::StatusOr<float> ComputeNvfp4TensorScale(Format from,
                                               absl::Span<const uint8_t> in,
                                               Impl impl) {
-  if (!IsQuantizeSource(from)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "from: expected f32, bf16 or f16, got %s", FormatName(from)));
-  }
+  if (absl::Status st = CheckSource(from); !st.ok()) return st;
   const size_t src_bytes = static_cast<size_t>(Traits(from).storage_bytes);
   if (in.size() % src_bytes != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -598,10 +597,7 @@ absl::StatusOr<MxErrorStats> ComputeMxErrorStats(Format from,
                                                  const MxTensorView& q) {
   if (absl::Status st = CheckView(q); !st.ok()) return st;
   const MxShape& s = q.shape;
-  if (!IsQuantizeSource(from)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "from: expected f32, bf16 or f16, got %s", FormatName(from)));
-  }
+  if (absl::Status st = CheckSource(from); !st.ok()) return st;
   const size_t src_bytes = static_cast<size_t>(Traits(from).storage_bytes);
   if (in.size() != s.rows * s.cols * src_bytes) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -1,18 +1,7 @@
 #!/usr/bin/env bash
 # CLI behaviour tests: outputs, round trips and every error path of
 # `mxpack table` and `mxpack convert` (exit codes, messages, no partial output).
-set -u
-MX="$1"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0; passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL: $*"; fails=$((fails+1)); }
-expect_fail() {  # expect_fail "needle in stderr" cmd...
-  local needle="$1"; shift
-  if "$@" >"$T/out" 2>"$T/err"; then bad "expected failure: $*"; return; fi
-  grep -q -- "$needle" "$T/err" && ok || bad "stderr of '$*' lacks '$needle': $(cat "$T/err")"
-}
+source "$(dirname "$0")/cli_lib.sh"
 
 # table: 16 codes for e2m1 plus 2 header lines; exact values and classes.
 "$MX" table e2m1 >"$T/t" && ok || bad "table e2m1"
@@ -67,5 +56,4 @@ expect_fail "--impl: unknown or unavailable implementation 'avx9000'" "$MX" conv
 "$MX" --help | grep -q "convert" && ok || bad "top help"
 "$MX" demo | grep -q '^verify: ok' && ok || bad "demo"
 
-echo "$passes passed, $fails failed"
-[ "$fails" = 0 ]
+finish cli_test

@@ -2,18 +2,7 @@
 # CLI tests of `mxpack quantize-model`, `dequantize-model`, `inspect` and
 # `demo`: reports, metadata listing, --threads determinism, --json, and every
 # error path (exit status 2, message naming the argument, no output file).
-set -u
-MX="$1"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0; passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL: $*"; fails=$((fails+1)); }
-expect_fail() {  # expect_fail "needle in stderr" cmd...
-  local needle="$1"; shift
-  if "$@" >"$T/out" 2>"$T/err"; then bad "expected failure: $*"; return; fi
-  grep -qF -- "$needle" "$T/err" && ok || bad "stderr of '$*' lacks '$needle': $(cat "$T/err")"
-}
+source "$(dirname "$0")/cli_lib.sh"
 no_output() { [ ! -e "$T/o.safetensors" ] && [ ! -e "$T/o.safetensors.mxpack-tmp" ] && ok || bad "output file left behind after: $*"; rm -f "$T/o.safetensors"; }
 
 # A hand-made safetensors file: w F32 [4, 64] (values +-0.125..8), norm F32
@@ -97,22 +86,22 @@ grep -q '^w  *F32  *\[4, 64\]  *1024$' "$T/i" && ! grep -q 'mxpack' "$T/i" && ok
 
 # Errors: status 2, the argument named, no output file.
 O="$T/o.safetensors"
-expect_fail "--format is required" "$MX" quantize-model "$T/in.safetensors" "$O"; no_output missing format
-expect_fail "--format: " "$MX" quantize-model "$T/in.safetensors" "$O" --format=mxfp5; no_output bad format
-expect_fail "expected dense or tcgen05" "$MX" quantize-model "$T/in.safetensors" "$O" --format=mxfp4 --layout=b4x16_p64; no_output bad layout
-expect_fail "--scale-mode: " "$MX" quantize-model "$T/in.safetensors" "$O" --format=mxfp4 --scale-mode=up; no_output bad scale mode
-expect_fail "--threads: expected 0 (all cores) .. 1024, got -1" "$MX" quantize-model "$T/in.safetensors" "$O" --format=mxfp4 --threads=-1; no_output threads
-expect_fail "include: invalid regular expression '('" "$MX" quantize-model "$T/in.safetensors" "$O" --format=mxfp4 --include='('; no_output regex
-expect_fail "expected IN.safetensors OUT.safetensors, got 1 arguments" "$MX" quantize-model "$T/in.safetensors" --format=mxfp4
-expect_fail "flag --rounding does not apply to 'mxpack quantize-model'" "$MX" quantize-model "$T/in.safetensors" "$O" --format=mxfp4 --rounding=rz; no_output foreign flag
-expect_fail "cannot open for reading" "$MX" quantize-model "$T/missing.safetensors" "$O" --format=mxfp4; no_output missing input
+expect_fail_fixed "--format is required" "$MX" quantize-model "$T/in.safetensors" "$O"; no_output missing format
+expect_fail_fixed "--format: " "$MX" quantize-model "$T/in.safetensors" "$O" --format=mxfp5; no_output bad format
+expect_fail_fixed "expected dense or tcgen05" "$MX" quantize-model "$T/in.safetensors" "$O" --format=mxfp4 --layout=b4x16_p64; no_output bad layout
+expect_fail_fixed "--scale-mode: " "$MX" quantize-model "$T/in.safetensors" "$O" --format=mxfp4 --scale-mode=up; no_output bad scale mode
+expect_fail_fixed "--threads: expected 0 (all cores) .. 1024, got -1" "$MX" quantize-model "$T/in.safetensors" "$O" --format=mxfp4 --threads=-1; no_output threads
+expect_fail_fixed "include: invalid regular expression '('" "$MX" quantize-model "$T/in.safetensors" "$O" --format=mxfp4 --include='('; no_output regex
+expect_fail_fixed "expected IN.safetensors OUT.safetensors, got 1 arguments" "$MX" quantize-model "$T/in.safetensors" --format=mxfp4
+expect_fail_fixed "flag --rounding does not apply to 'mxpack quantize-model'" "$MX" quantize-model "$T/in.safetensors" "$O" --format=mxfp4 --rounding=rz; no_output foreign flag
+expect_fail_fixed "cannot open for reading" "$MX" quantize-model "$T/missing.safetensors" "$O" --format=mxfp4; no_output missing input
 head -c 100 "$T/in.safetensors" >"$T/trunc.safetensors"
-expect_fail "exceeds the 92 bytes that follow the length field" "$MX" quantize-model "$T/trunc.safetensors" "$O" --format=mxfp4; no_output truncated
-expect_fail "exceeds the 92 bytes" "$MX" dequantize-model "$T/trunc.safetensors" "$O"; no_output truncated dequantize
-expect_fail "exceeds the 92 bytes" "$MX" inspect "$T/trunc.safetensors"
-expect_fail "--to: " "$MX" dequantize-model "$T/q.safetensors" "$O" --to=f8; no_output bad to
-expect_fail "to: expected f32, bf16 or f16, got e4m3" "$MX" dequantize-model "$T/q.safetensors" "$O" --to=e4m3; no_output to e4m3
-expect_fail "cannot open for writing" "$MX" quantize-model "$T/in.safetensors" "$T/no/such/dir.safetensors" --format=mxfp4
+expect_fail_fixed "exceeds the 92 bytes that follow the length field" "$MX" quantize-model "$T/trunc.safetensors" "$O" --format=mxfp4; no_output truncated
+expect_fail_fixed "exceeds the 92 bytes" "$MX" dequantize-model "$T/trunc.safetensors" "$O"; no_output truncated dequantize
+expect_fail_fixed "exceeds the 92 bytes" "$MX" inspect "$T/trunc.safetensors"
+expect_fail_fixed "--to: " "$MX" dequantize-model "$T/q.safetensors" "$O" --to=f8; no_output bad to
+expect_fail_fixed "to: expected f32, bf16 or f16, got e4m3" "$MX" dequantize-model "$T/q.safetensors" "$O" --to=e4m3; no_output to e4m3
+expect_fail_fixed "cannot open for writing" "$MX" quantize-model "$T/in.safetensors" "$T/no/such/dir.safetensors" --format=mxfp4
 
 # Help names the layouts.
 "$MX" quantize-model --help | grep -q 'tcgen05  elements codes (fp8) / b6x16_p32 (fp6) / b4x16_p64 (fp4)' && ok || bad "quantize-model help"
@@ -123,5 +112,4 @@ grep -q '^verify: ok' "$T/demo" && ok || bad "demo verify line"
 grep -q '^mxfp4 quantize-model: 29 tensors quantized, 10 copied' "$T/demo" && ok || bad "demo mxfp4 line"
 grep -q '^nvfp4 quantize-model: 29 tensors quantized, 10 copied' "$T/demo" && ok || bad "demo nvfp4 line"
 
-echo "model_cli_test: $passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish model_cli_test

@@ -1,19 +1,8 @@
 #!/usr/bin/env bash
 # CLI tests of `mxpack quantize` / `mxpack dequantize`: golden bytes, round
 # trips, and error paths (message names the flag; no partial output file).
-set -u
-MX="$1"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0; passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL: $*"; fails=$((fails+1)); }
+source "$(dirname "$0")/cli_lib.sh"
 hex() { od -An -tx1 -v "$1" | tr -d ' \n'; }
-expect_fail() {  # expect_fail "needle in stderr" cmd...
-  local needle="$1"; shift
-  if "$@" >"$T/out" 2>"$T/err"; then bad "expected failure: $*"; return; fi
-  grep -q -- "$needle" "$T/err" && ok || bad "stderr of '$*' lacks '$needle': $(cat "$T/err")"
-}
 
 # One MXFP4 block: 6, 3, -1.5, 0.25, then 28 zeros (f32 little-endian).
 # amax 6 -> floor scale 2^0 (0x7F); codes 7, 5, B (sign|3), 0 (0.25 ties to 0).
@@ -65,5 +54,4 @@ expect_fail "elements\[0\] = 0x47: expected a e3m2 code" "$MX" dequantize --form
 expect_fail "--in-tensor-scale: expected 4 bytes" "$MX" dequantize --format=nvfp4 --rows=1 --cols=32 --in-elements="$T/ne" --in-scales="$T/ns" --in-tensor-scale="$T/ns" --out="$T/never"
 [ ! -e "$T/never" ] && [ ! -e "$T/never2" ] && ok || bad "partial output left behind"
 
-echo "$passes passed, $fails failed"
-[ "$fails" = 0 ]
+finish mx_cli_test

@@ -1,8 +1,10 @@
 // Every compiled SIMD target of the multimem array reductions equals the
-// scalar model bit for bit: all pairs of finite fp8 codes, chunks with
-// specials (scalar fallback), random N-way data, lengths 0..5 chunks and
-// unaligned starts, for every kernel (e4m3/e5m2 acc::f16, NCCL fp8,
-// f16/bf16 acc::f32 and NCCL, f32) and model.
+// scalar model bit for bit: all pairs of fp8 codes (finite pairs, and every
+// pair for min/max), chunks with NaN/Inf codes, random N-way data, lengths
+// 0..5 chunks and unaligned starts, for every kernel (e4m3/e5m2 acc::f16,
+// NCCL fp8, f16/bf16 acc::f32 and NCCL, f32, fp8/f16/bf16 min and max) and
+// model; on CPUs with AVX512-FP16 both with and without the native f16
+// kernels of the AVX3 targets.
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -21,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "mxpack/dispatch.h"
 #include "mxpack/multimem.h"
+#include "src/multimem/reduce_args.h"
 
 namespace mxpack::testing_mm {
 
@@ -44,6 +47,12 @@ inline std::vector<ReduceSpec> KernelSpecs() {
   s.push_back({MmType::kF32, ReduceOp::kAdd, AccPrec::kNone, kSeq});
   s.push_back({MmType::kF32, ReduceOp::kAdd, AccPrec::kNone, kTree});
   s.push_back({MmType::kF32, ReduceOp::kAdd, AccPrec::kNone, kNccl});
+  // Min / max (exact; the model is irrelevant).
+  for (MmType t : {MmType::kE4M3, MmType::kE5M2x2, MmType::kF16x2, MmType::kBF16}) {
+    for (ReduceOp op : {ReduceOp::kMin, ReduceOp::kMax}) {
+      s.push_back({t, op, AccPrec::kNone, kSeq});
+    }
+  }
   return s;
 }
 
@@ -84,7 +93,7 @@ inline bool Fp8Special(Format f, uint8_t c) {
   return f == Format::kE4M3 ? (c & 0x7F) == 0x7F : (c & 0x7C) == 0x7C;
 }
 
-inline void RunAll(Impl impl) {
+inline void RunAllOnce(Impl impl) {
   std::mt19937 rng(2024);
   size_t checked = 0;
   for (const ReduceSpec& spec : KernelSpecs()) {
@@ -92,12 +101,15 @@ inline void RunAll(Impl impl) {
     const MmTypeInfo& ti = MmTypeTraits(spec.type);
     const size_t eb = static_cast<size_t>(ti.element_bytes);
     const bool fp8 = eb == 1;
-    // 1) Every pair of finite fp8 codes (one chunk may still hold a special
-    //    only in the second variant below).
+    // 1) Every pair of finite fp8 codes (min / max: every pair of codes);
+    //    then the same with a NaN/Inf code every 997 elements.
     if (fp8) {
+      const bool all_codes = spec.op != ReduceOp::kAdd;
       std::vector<uint8_t> finite;
       for (int c = 0; c < 256; ++c) {
-        if (!Fp8Special(ti.element, static_cast<uint8_t>(c))) finite.push_back(static_cast<uint8_t>(c));
+        if (all_codes || !Fp8Special(ti.element, static_cast<uint8_t>(c))) {
+          finite.push_back(static_cast<uint8_t>(c));
+        }
       }
       std::vector<std::vector<uint8_t>> src(2);
       for (uint8_t a : finite) {
@@ -112,8 +124,10 @@ inline void RunAll(Impl impl) {
       Compare(spec, src, 0, src[0].size(), impl, &checked);
     }
     // 2) Random N-way data, lengths 0..5 chunks of the widest vector, offsets.
-    for (size_t n : {1, 2, 3, 4, 5, 8, 9, 16}) {
-      for (int rep = 0; rep < 12; ++rep) {
+    // (129 and 147 sources: past the e4m3 finite-sum bound, kE4M3FiniteSources
+    // = 128, where the kernels keep the f16 overflow check.)
+    for (size_t n : {1, 2, 3, 4, 5, 8, 9, 16, 129, 147}) {
+      for (int rep = 0; rep < (n > 100 ? 4 : 12); ++rep) {
         const size_t count = rng() % (5 * 64 + 1);
         const size_t offset = (rng() % 4) * eb;
         std::vector<std::vector<uint8_t>> src(n, std::vector<uint8_t>(offset + count * eb));
@@ -138,6 +152,17 @@ inline void RunAll(Impl impl) {
     }
   }
   EXPECT_GT(checked, 500000u);
+}
+
+// Runs every kernel on `impl`; where this CPU has AVX512-FP16, once with the
+// native f16 kernels (the default) and once with the Highway ones.
+inline void RunAll(Impl impl) {
+  RunAllOnce(impl);
+  if (internal::ReduceNativeF16Available()) {
+    internal::SetReduceNativeF16Enabled(false);
+    RunAllOnce(impl);
+    internal::SetReduceNativeF16Enabled(true);
+  }
 }
 
 }  // namespace mxpack::testing_mm

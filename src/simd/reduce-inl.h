@@ -19,6 +19,23 @@
 // fp8 kernels run only on chunks without NaN/Inf codes (checked per chunk on
 // whole u8 vectors); other chunks run the scalar reference.
 
+// AVX512-FP16 kernels (x86-64, GCC >= 12 / clang >= 14): the fp8 acc::f16
+// models in f16 lanes with native f16 adds, used by the AVX3 targets on CPUs
+// with AVX512-FP16 (Sapphire Rapids and later).
+#ifndef MXPACK_SRC_SIMD_REDUCE_FP16_MACROS_
+#define MXPACK_SRC_SIMD_REDUCE_FP16_MACROS_
+#if (defined(__x86_64__) || defined(_M_X64)) &&                     \
+    ((defined(__clang__) && __clang_major__ >= 14) ||               \
+     (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 12))
+#define MXPACK_REDUCE_FP16_INTRIN 1
+#define MXPACK_FP16_TARGET                                                  \
+  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512fp16")))
+#define MXPACK_FP16_INLINE inline __attribute__((always_inline)) MXPACK_FP16_TARGET
+#else
+#define MXPACK_REDUCE_FP16_INTRIN 0
+#endif
+#endif  // MXPACK_SRC_SIMD_REDUCE_FP16_MACROS_
+
 // Per-target include guard (Highway convention).
 #if defined(MXPACK_SRC_SIMD_REDUCE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MXPACK_SRC_SIMD_REDUCE_INL_H_
@@ -30,10 +47,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "hwy/aligned_allocator.h"
 #include "hwy/highway.h"
+#include "multimem/reduce_args.h"
 #include "mxpack/multimem.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -384,7 +403,52 @@ HWY_INLINE void ReduceBlock(const uint8_t* const* src, size_t nsrc, size_t i,
   }
 }
 
-// The array driver: whole chunks, then one zero-padded partial chunk.
+// The array driver: `fn(s, o, end)` reduces the elements [0, end) (a whole
+// number of chunks of `chunk` elements) of sources s into o; it runs on all
+// whole chunks, then once on a zero-padded copy of the tail (zero codes are
+// +0, neutral for every op of the kernels).
+template <size_t kB, class RangeFn>
+void ForEachChunkRange(const uint8_t* const* src, size_t nsrc, uint8_t* out,
+                       size_t n, size_t chunk, const RangeFn& fn) {
+  const size_t whole = n - n % chunk;
+  if (whole != 0) fn(src, out, whole);
+  if (whole == n) return;
+  const size_t rem = n - whole;
+  std::vector<uint8_t> pad((nsrc + 1) * chunk * kB, 0);
+  std::vector<const uint8_t*> psrc(nsrc);
+  for (size_t r = 0; r < nsrc; ++r) {
+    std::memcpy(pad.data() + r * chunk * kB, src[r] + whole * kB, rem * kB);
+    psrc[r] = pad.data() + r * chunk * kB;
+  }
+  uint8_t* pout = pad.data() + nsrc * chunk * kB;
+  fn(psrc.data(), pout, chunk);
+  std::memcpy(out + whole * kB, pout, rem * kB);
+}
+
+// As ForEachChunkRange with a per-chunk `fn(s, o, pos)`; a chunk for which
+// fn returns false runs the scalar reference instead (fp8 chunks with NaN/Inf
+// codes).
+template <size_t kB, class ChunkFn>
+void ForEachChunk(const ReduceSpec& spec, const uint8_t* const* src, size_t nsrc,
+                  uint8_t* out, size_t n, size_t chunk, const ChunkFn& fn) {
+  std::vector<uint64_t> codes(nsrc);
+  ForEachChunkRange<kB>(src, nsrc, out, n, chunk,
+                        [&](const uint8_t* const* s, uint8_t* o, size_t end) {
+    for (size_t pos = 0; pos < end; pos += chunk) {
+      if (fn(s, o, pos)) continue;
+      for (size_t k = pos; k < pos + chunk; ++k) {
+        for (size_t r = 0; r < nsrc; ++r) {
+          uint64_t c = 0;
+          std::memcpy(&c, s[r] + k * kB, kB);
+          codes[r] = c;
+        }
+        const uint64_t v = scalar::ReduceElement(spec, codes);
+        std::memcpy(o + k * kB, &v, kB);
+      }
+    }
+  });
+}
+
 template <Elem E, Step S, bool kCheckOverflow, bool kTree>
 void ReduceLoop(const ReduceSpec& spec, const uint8_t* const* src, size_t nsrc,
                 uint8_t* out, size_t n) {
@@ -394,30 +458,14 @@ void ReduceLoop(const ReduceSpec& spec, const uint8_t* const* src, size_t nsrc,
   const size_t N = hn::Lanes(df);
   const size_t chunk = 4 * N;  // elements; = one full u8 vector on x86
   auto scratch = hwy::AllocateAligned<float>(kTree ? nsrc * N : 1);
-  std::vector<uint64_t> codes(nsrc);
-  auto scalar_range = [&](const uint8_t* const* s, uint8_t* o, size_t begin,
-                          size_t end) {
-    for (size_t k = begin; k < end; ++k) {
-      for (size_t r = 0; r < nsrc; ++r) {
-        uint64_t c = 0;
-        std::memcpy(&c, s[r] + k * kB, kB);
-        codes[r] = c;
-      }
-      const uint64_t v = scalar::ReduceElement(spec, codes);
-      std::memcpy(o + k * kB, &v, kB);
-    }
-  };
-  auto run_chunk = [&](const uint8_t* const* s, uint8_t* o, size_t pos) {
-    if (kFp8 && HasSpecials<E>(s, nsrc, pos * kB, chunk * kB)) {
-      scalar_range(s, o, pos, pos + chunk);
-      return;
-    }
+  ForEachChunk<kB>(spec, src, nsrc, out, n, chunk,
+                   [&](const uint8_t* const* s, uint8_t* o, size_t pos) {
+    if (kFp8 && HasSpecials<E>(s, nsrc, pos * kB, chunk * kB)) return false;
     if constexpr (!kTree) {
       // Four independent accumulator chains (the per-step rounding makes one
       // chain latency-bound).
-      constexpr size_t kBytes = ElemBytes(E);
-      const size_t o0 = pos * kBytes, o1 = o0 + N * kBytes, o2 = o1 + N * kBytes,
-                   o3 = o2 + N * kBytes;
+      const size_t o0 = pos * kB, o1 = o0 + N * kB, o2 = o1 + N * kB,
+                   o3 = o2 + N * kB;
       VF a0 = Decode<E>(s[0] + o0), a1 = Decode<E>(s[0] + o1);
       VF a2 = Decode<E>(s[0] + o2), a3 = Decode<E>(s[0] + o3);
       for (size_t r = 1; r < nsrc; ++r) {
@@ -435,29 +483,257 @@ void ReduceLoop(const ReduceSpec& spec, const uint8_t* const* src, size_t nsrc,
         ReduceBlock<E, S, kCheckOverflow, kTree>(s, nsrc, pos + j, o, scratch.get());
       }
     }
-  };
-  size_t i = 0;
-  for (; i + chunk <= n; i += chunk) run_chunk(src, out, i);
-  if (i == n) return;
-  // Tail: copy into zero-padded buffers (zero codes are +0), run one chunk.
-  const size_t rem = n - i;
-  std::vector<uint8_t> pad((nsrc + 1) * chunk * kB, 0);
-  std::vector<const uint8_t*> psrc(nsrc);
-  for (size_t r = 0; r < nsrc; ++r) {
-    std::memcpy(pad.data() + r * chunk * kB, src[r] + i * kB, rem * kB);
-    psrc[r] = pad.data() + r * chunk * kB;
-  }
-  uint8_t* pout = pad.data() + nsrc * chunk * kB;
-  run_chunk(psrc.data(), pout, 0);
-  std::memcpy(out + i * kB, pout, rem * kB);
+    return true;
+  });
 }
+
+// e4m3 sources whose f16 partial sums provably stay finite: every acc::f16
+// step adds |x| <= 448 and rounds by at most half an f16 ulp (<= 16 below
+// 65536), so after k <= 127 steps |acc| <= 128 * 448 + 127 * 16 = 59376 <
+// 65504 for any association (sequential or tree).
+inline constexpr size_t kE4M3FiniteSources = 128;
+
+#undef MXPACK_REDUCE_HAVE_FP16_KERNEL
+#if MXPACK_REDUCE_FP16_INTRIN && (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL)
+#define MXPACK_REDUCE_HAVE_FP16_KERNEL 1
+// ---------------------------------------------------------------------------
+// AVX512-FP16 kernels of the fp8 acc::f16 models (kSequential, kPairwiseTree)
+// and NCCL's fp8 path: 64 elements per chunk in two vectors of 32 f16 lanes,
+// each add one IEEE f16 add (vaddph: RNE, subnormals kept, overflow to Inf;
+// mxpack never sets MXCSR.FTZ/DAZ), i.e. exactly the model's step.
+//
+// Lane layout: a chunk's 64 codes are read as 32 16-bit words w = c[2i+1] <<
+// 8 | c[2i]; the "even" vector holds the elements 2i, the "odd" vector the
+// elements 2i+1, each as f16 bits, so decoding needs no shuffles and the
+// encode writes both bytes of a word.
+//
+// Domains (f16 bits per element):
+//  * e5m2: the code is the top byte of the f16 with the same value, c << 8
+//    (Inf and NaN included):  odd = w & 0xFF00,  even = w << 8.
+//  * e4m3: the f16 of value * 2^-8,  s 0 m6..m0 0000000  (m = exponent and
+//    mantissa of the code): the e4m3 exponent field becomes the f16 exponent
+//    field (bias 7 vs 15) and e4m3 subnormals become f16 subnormals. Every
+//    model value is a multiple of 2^-9 below 2^16 (kE4M3FiniteSources), so
+//    the scaled values are multiples of 2^-17 below 2^8: where f16 is
+//    subnormal (scaled < 2^-14) both the scaled and the unscaled sums are
+//    exact, elsewhere both are normal with the same 11-bit rounding. Hence
+//    the scaled f16 add equals the scaled acc::f16 add.
+//      odd  = (w >>arith 1) & 0xBF80     s s m6..m0 x -> s 0 m6..m0 0000000
+//      even = (128 * int8(c[2i])) & 0xBF80   (pmaddubsw: s s m6..m0 0000000)
+//    The NaN codes 0x7F / 0xFF are not NaN in this domain: chunks holding
+//    them (signed byte max 0x7F or unsigned byte max 0xFF) run the scalar
+//    reference.
+// ---------------------------------------------------------------------------
+
+MXPACK_FP16_INLINE __m512i F16Add(__m512i a, __m512i b) {
+  return _mm512_castph_si512(
+      _mm512_add_ph(_mm512_castsi512_ph(a), _mm512_castsi512_ph(b)));
+}
+
+// 64 fp8 codes -> even / odd vectors of f16 bits; for e4m3 folds the signed
+// and unsigned byte maxima into *smax / *umax (NaN-code detection).
+template <Elem E>
+MXPACK_FP16_INLINE void F16Decode(__m512i w, __m512i* even, __m512i* odd, __m512i* smax,
+                                  __m512i* umax) {
+  if constexpr (E == Elem::kE5M2) {
+    (void)smax;
+    (void)umax;
+    *odd = _mm512_and_si512(w, _mm512_set1_epi16(static_cast<short>(0xFF00)));
+    // w << 8 as a byte shuffle (port 5; the shift port also runs vaddph):
+    // byte 2i+1 <- byte 2i, byte 2i <- 0 (index bit 7 zeroes).
+    const long long lo = 0x0680048002800080LL, hi = 0x0E800C800A800880LL;  // per 128 bits
+    *even = _mm512_shuffle_epi8(w, _mm512_set_epi64(hi, lo, hi, lo, hi, lo, hi, lo));
+  } else {
+    *smax = _mm512_max_epi8(*smax, w);
+    *umax = _mm512_max_epu8(*umax, w);
+    const __m512i mask = _mm512_set1_epi16(static_cast<short>(0xBF80));
+    *odd = _mm512_and_si512(_mm512_srai_epi16(w, 1), mask);
+    // pmaddubsw(u8 a, s8 b) per word: a.lo * b.lo + a.hi * b.hi = 128 * c[2i].
+    *even = _mm512_and_si512(_mm512_maddubs_epi16(_mm512_set1_epi16(0x0080), w), mask);
+  }
+}
+
+template <Elem E>
+MXPACK_FP16_INLINE bool F16SawNanCode(__m512i smax, __m512i umax) {
+  if constexpr (E == Elem::kE4M3) {
+    return (_mm512_cmpeq_epi8_mask(smax, _mm512_set1_epi8(0x7F)) |
+            _mm512_cmpeq_epi8_mask(umax, _mm512_set1_epi8(static_cast<char>(0xFF)))) != 0;
+  } else {
+    (void)smax;
+    (void)umax;
+    return false;
+  }
+}
+
+// RNE of f16 lanes (domain above) to the fp8 magnitude code, unsaturated, in
+// 16-bit integer lanes:  a = |h|,  t = a + half - 1 + lsb,  code = t >> drop
+// with drop = 7 (e4m3: 10 - 3 mantissa bits) or 8 (e5m2). The fp8 exponent
+// field is the f16 one, and fp8 subnormals sit on the f16 grid in the same
+// place, so one shift serves both. Returns t (the caller shifts).
+template <Elem E>
+MXPACK_FP16_INLINE __m512i F16RoundBiased(__m512i a) {
+  constexpr int kDrop = E == Elem::kE4M3 ? 7 : 8;
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi16(a, kDrop), _mm512_set1_epi16(1));
+  return _mm512_add_epi16(_mm512_add_epi16(a, _mm512_set1_epi16((1 << (kDrop - 1)) - 1)), lsb);
+}
+
+// Final encode of the even / odd f16 vectors to 64 fp8 codes: RNE satfinite,
+// NaN -> 0x7F (a NaN code, or e5m2 Inf - Inf). Magnitudes are rounded in
+// 16-bit lanes and merged into words (even -> low byte, odd -> high byte);
+// saturation, NaN and sign are applied to bytes:
+//   e4m3: finite magnitudes round to <= 0xB8 (|sum| < 2^16 scaled by 2^-8
+//         is below 2^8, a < 0x5C00), NaN (a > 0x7C00) to >= 0xF8, so one
+//         byte compare tells them apart;
+//   e5m2: Inf and NaN both round to 0x7C..0x7F, so NaN lanes are forced to
+//         0xFF first.
+template <Elem E>
+MXPACK_FP16_INLINE __m512i F16EncodeFp8(__m512i even, __m512i odd) {
+  constexpr int kDrop = E == Elem::kE4M3 ? 7 : 8;
+  const __m512i abs_mask = _mm512_set1_epi16(0x7FFF);
+  const __m512i ae = _mm512_and_si512(even, abs_mask);
+  const __m512i ao = _mm512_and_si512(odd, abs_mask);
+  __m512i te = _mm512_srli_epi16(F16RoundBiased<E>(ae), kDrop);   // 0 .. 0xFF
+  __m512i to = _mm512_slli_epi16(F16RoundBiased<E>(ao), 8 - kDrop);  // code << 8 + junk
+  if constexpr (E == Elem::kE5M2) {
+    const __m512i nan_code = _mm512_set1_epi16(0x7C00);
+    te = _mm512_mask_mov_epi16(te, _mm512_cmpgt_epu16_mask(ae, nan_code), _mm512_set1_epi16(0xFF));
+    to = _mm512_mask_mov_epi16(to, _mm512_cmpgt_epu16_mask(ao, nan_code),
+                               _mm512_set1_epi16(static_cast<short>(0xFF00)));
+  }
+  // Word = (te & 0x00FF) | (to & 0xFF00)  (ternary-logic 0xE4 = C ? A : B
+  // with A = te, B = to, C = 0x00FF).
+  const __m512i mag = _mm512_ternarylogic_epi32(te, to, _mm512_set1_epi16(0x00FF), 0xE4);
+  constexpr int kNanFrom = E == Elem::kE4M3 ? 0xF0 : 0xFF;
+  const __mmask64 finite = _mm512_cmplt_epu8_mask(mag, _mm512_set1_epi8(static_cast<char>(kNanFrom)));
+  const __m512i code = _mm512_min_epu8(mag, _mm512_set1_epi8(static_cast<char>(Fp8<E>::kMaxCode)));
+  // Signs: odd's bit 15 is in place, even's bit 15 moves to bit 7.
+  // sign = 0x8000 ? odd : even >> 8 (0xE4 as above), then code | (sign & 0x8080)
+  // (0xF8 = A | (B & C)); NaN -> 0x7F whatever its sign.
+  const __m512i sign = _mm512_ternarylogic_epi32(odd, _mm512_srli_epi16(even, 8),
+                                                 _mm512_set1_epi16(static_cast<short>(0x8000)), 0xE4);
+  const __m512i signed_code = _mm512_ternarylogic_epi32(
+      code, sign, _mm512_set1_epi16(static_cast<short>(0x8080)), 0xF8);
+  return _mm512_mask_mov_epi8(_mm512_set1_epi8(0x7F), finite, signed_code);
+}
+
+// NCCL step rounding: the f16 sum rounded RNE satfinite to the fp8 grid, kept
+// as f16 bits (NaN stays NaN).
+template <Elem E>
+MXPACK_FP16_INLINE __m512i F16RoundToFp8(__m512i h) {
+  constexpr int kDrop = E == Elem::kE4M3 ? 7 : 8;
+  const __m512i a = _mm512_and_si512(h, _mm512_set1_epi16(0x7FFF));
+  __m512i r = _mm512_srli_epi16(F16RoundBiased<E>(a), kDrop);
+  r = _mm512_min_epu16(r, _mm512_set1_epi16(static_cast<short>(Fp8<E>::kMaxCode)));
+  r = _mm512_slli_epi16(r, kDrop);
+  // r | (h & 0x8000)  (ternary-logic 0xF8 = A | (B & C))
+  r = _mm512_ternarylogic_epi32(r, h, _mm512_set1_epi16(static_cast<short>(0x8000)), 0xF8);
+  const __mmask32 nan = _mm512_cmpgt_epu16_mask(a, _mm512_set1_epi16(0x7C00));
+  return _mm512_mask_mov_epi16(r, nan, h);
+}
+
+template <Elem E, Step S>
+MXPACK_FP16_INLINE __m512i F16Step(__m512i a, __m512i b) {
+  const __m512i s = F16Add(a, b);
+  if constexpr (S == Step::kF16Fp8) {
+    return F16RoundToFp8<E>(s);
+  } else {
+    return s;
+  }
+}
+
+// One chunk of 64 elements at element `pos`; false if it holds e4m3 NaN
+// codes (nothing written). `scratch` holds 2 * nsrc vectors (tree only).
+template <Elem E, Step S, bool kTree>
+MXPACK_FP16_INLINE bool F16Chunk(const uint8_t* const* s, size_t nsrc, size_t pos,
+                                 uint8_t* o, __m512i* scratch) {
+  __m512i smax = _mm512_set1_epi8(-128), umax = _mm512_setzero_si512();
+  __m512i even, odd;
+  if constexpr (!kTree) {
+    F16Decode<E>(_mm512_loadu_si512(s[0] + pos), &even, &odd, &smax, &umax);
+    for (size_t r = 1; r < nsrc; ++r) {
+      __m512i e2, o2;
+      F16Decode<E>(_mm512_loadu_si512(s[r] + pos), &e2, &o2, &smax, &umax);
+      even = F16Step<E, S>(even, e2);
+      odd = F16Step<E, S>(odd, o2);
+    }
+  } else {
+    for (size_t r = 0; r < nsrc; ++r) {
+      F16Decode<E>(_mm512_loadu_si512(s[r] + pos), &scratch[2 * r], &scratch[2 * r + 1],
+                   &smax, &umax);
+    }
+    size_t cnt = nsrc;
+    while (cnt > 1) {
+      for (size_t k = 0; k < cnt / 2; ++k) {
+        scratch[2 * k] = F16Step<E, S>(scratch[4 * k], scratch[4 * k + 2]);
+        scratch[2 * k + 1] = F16Step<E, S>(scratch[4 * k + 1], scratch[4 * k + 3]);
+      }
+      if (cnt % 2) {
+        scratch[cnt - 1] = scratch[2 * (cnt - 1)];
+        scratch[cnt] = scratch[2 * (cnt - 1) + 1];
+      }
+      cnt = (cnt + 1) / 2;
+    }
+    even = scratch[0];
+    odd = scratch[1];
+  }
+  if (F16SawNanCode<E>(smax, umax)) return false;
+  _mm512_storeu_si512(o + pos, F16EncodeFp8<E>(even, odd));
+  return true;
+}
+
+// Reduces the whole chunks below `end`; appends the positions of chunks it
+// could not do (e4m3 NaN codes) to *fallback.
+template <Elem E, Step S, bool kTree>
+MXPACK_FP16_TARGET void F16Range(const uint8_t* const* s, size_t nsrc, uint8_t* o,
+                                 size_t end, __m512i* scratch, std::vector<size_t>* fallback) {
+  for (size_t pos = 0; pos < end; pos += 64) {
+    if (!F16Chunk<E, S, kTree>(s, nsrc, pos, o, scratch)) fallback->push_back(pos);
+  }
+}
+
+template <Elem E, Step S, bool kTree>
+void F16Loop(const ReduceSpec& spec, const uint8_t* const* src, size_t nsrc, uint8_t* out,
+             size_t n) {
+  auto scratch = hwy::AllocateAligned<__m512i>(kTree ? 2 * nsrc : 1);
+  __m512i* sc = scratch.get();
+  std::vector<size_t> fallback;
+  std::vector<uint64_t> codes(nsrc);
+  ForEachChunkRange<1>(src, nsrc, out, n, 64,
+                       [&](const uint8_t* const* s, uint8_t* o, size_t end) {
+    fallback.clear();
+    F16Range<E, S, kTree>(s, nsrc, o, end, sc, &fallback);
+    for (size_t pos : fallback) {
+      for (size_t k = pos; k < pos + 64; ++k) {
+        for (size_t r = 0; r < nsrc; ++r) codes[r] = s[r][k];
+        o[k] = static_cast<uint8_t>(scalar::ReduceElement(spec, codes));
+      }
+    }
+  });
+}
+
+// Whether this CPU runs the AVX512-FP16 kernels (and they are enabled).
+inline bool UseF16Kernels() {
+  static const bool kCpu = __builtin_cpu_supports("avx512fp16");
+  return kCpu && internal::ReduceNativeF16Enabled();
+}
+#else
+#define MXPACK_REDUCE_HAVE_FP16_KERNEL 0
+#endif
 
 template <Elem E, Step S, bool kTree>
 void ReduceLoopOv(const ReduceSpec& spec, const uint8_t* const* src, size_t nsrc,
                   uint8_t* out, size_t n) {
-  // e4m3 partial sums are bounded by nsrc * 448 < 65520 (f16 overflow) for
-  // nsrc <= 146: the overflow check can be dropped.
-  if (E == Elem::kE4M3 && nsrc <= 146) {
+#if MXPACK_REDUCE_HAVE_FP16_KERNEL
+  if constexpr (E == Elem::kE4M3 || E == Elem::kE5M2) {
+    // The scaled e4m3 domain needs finite partial sums; NCCL's always are.
+    if ((E == Elem::kE5M2 || S == Step::kF16Fp8 || nsrc <= kE4M3FiniteSources) &&
+        UseF16Kernels()) {
+      return F16Loop<E, S, kTree>(spec, src, nsrc, out, n);
+    }
+  }
+#endif
+  // Finite e4m3 partial sums (kE4M3FiniteSources): no overflow check.
+  if (E == Elem::kE4M3 && nsrc <= kE4M3FiniteSources) {
     ReduceLoop<E, S, false, kTree>(spec, src, nsrc, out, n);
   } else {
     ReduceLoop<E, S, true, kTree>(spec, src, nsrc, out, n);
@@ -474,9 +750,72 @@ void ReduceModelSwitch(const ReduceSpec& spec, const uint8_t* const* src,
   }
 }
 
+// ---------------------------------------------------------------------------
+// Float min / max (DESIGN.md section 4): exact, so any order gives the
+// scalar fold's result. Codes are sign-magnitude; key = c ^ (sign ? mag_mask
+// : 0) is a two's-complement integer with the same order as the values and
+// -0 < +0 (0x80 -> -1 < 0 for fp8). NaN codes get the key that loses every
+// comparison (int max for min, int min for max); that sentinel is itself the
+// key of a NaN code (0x7F / 0xFF, 0x7FFF / 0xFFFF), so a sentinel result
+// means "every operand was NaN" and becomes the canonical NaN.
+// ---------------------------------------------------------------------------
+enum class MinMaxFmt : int { kE4M3, kE5M2, kF16, kBF16 };
+
+template <MinMaxFmt F>
+struct MinMaxTraits {
+  static constexpr bool k8 = F == MinMaxFmt::kE4M3 || F == MinMaxFmt::kE5M2;
+  using T = std::conditional_t<k8, int8_t, int16_t>;
+  static constexpr T kMagMask = k8 ? 0x7F : 0x7FFF;
+  // |code| above this is NaN.
+  static constexpr T kNanAbove = F == MinMaxFmt::kE4M3   ? 0x7E
+                                 : F == MinMaxFmt::kE5M2 ? 0x7C
+                                 : F == MinMaxFmt::kF16  ? 0x7C00
+                                                         : 0x7F80;
+  static constexpr T kCanonicalNan = kMagMask;  // 0x7F, 0x7FFF
+};
+
+template <MinMaxFmt F, bool kMin>
+void MinMaxLoop(const uint8_t* const* src, size_t nsrc, uint8_t* out, size_t n) {
+  using Tr = MinMaxTraits<F>;
+  using T = typename Tr::T;
+  const hn::ScalableTag<T> d;
+  const size_t N = hn::Lanes(d);
+  const auto mag_mask = hn::Set(d, Tr::kMagMask);
+  const auto nan_above = hn::Set(d, Tr::kNanAbove);
+  const auto sentinel = hn::Set(d, kMin ? hwy::LimitsMax<T>() : hwy::LimitsMin<T>());
+  const auto canonical = hn::Set(d, Tr::kCanonicalNan);
+  ForEachChunkRange<sizeof(T)>(src, nsrc, out, n, N,
+                               [&](const uint8_t* const* s, uint8_t* o, size_t end) {
+    for (size_t pos = 0; pos < end; pos += N) {
+      auto acc = sentinel;
+      for (size_t r = 0; r < nsrc; ++r) {
+        const auto c = hn::LoadU(d, reinterpret_cast<const T*>(s[r] + pos * sizeof(T)));
+        const auto nan = hn::Gt(hn::And(c, mag_mask), nan_above);
+        const auto key = hn::Xor(c, hn::And(hn::BroadcastSignBit(c), mag_mask));
+        acc = kMin ? hn::Min(acc, hn::IfThenElse(nan, sentinel, key))
+                   : hn::Max(acc, hn::IfThenElse(nan, sentinel, key));
+      }
+      const auto code = hn::Xor(acc, hn::And(hn::BroadcastSignBit(acc), mag_mask));
+      hn::StoreU(hn::IfThenElse(hn::Eq(acc, sentinel), canonical, code), d,
+                 reinterpret_cast<T*>(o + pos * sizeof(T)));
+    }
+  });
+}
+
+template <MinMaxFmt F>
+void MinMaxSwitch(bool is_min, const uint8_t* const* src, size_t nsrc, uint8_t* out,
+                  size_t n) {
+  if (is_min) {
+    MinMaxLoop<F, true>(src, nsrc, out, n);
+  } else {
+    MinMaxLoop<F, false>(src, nsrc, out, n);
+  }
+}
+
 // Entry point: `kind` selects the kernel (see reduce.cc KernelKind).
 //   0 e4m3 step f16   1 e5m2 step f16   2 e4m3 nccl   3 e5m2 nccl
 //   4 f16 acc f32     5 bf16 acc f32    6 f16 nccl    7 bf16 nccl   8 f32
+//   9 + 2 * fmt + is_max: min / max, fmt = e4m3, e5m2, f16, bf16 (9 .. 16)
 void ReduceFloatAdd(int kind, const ReduceSpec& spec, const uint8_t* const* src,
                     size_t nsrc, uint8_t* out, size_t n) {
   switch (kind) {
@@ -489,6 +828,10 @@ void ReduceFloatAdd(int kind, const ReduceSpec& spec, const uint8_t* const* src,
     case 6: return ReduceLoop<Elem::kF16, Step::kF16, true, false>(spec, src, nsrc, out, n);
     case 7: return ReduceLoop<Elem::kBF16, Step::kBF16, false, false>(spec, src, nsrc, out, n);
     case 8: return ReduceModelSwitch<Elem::kF32, Step::kNone>(spec, src, nsrc, out, n);
+    case 9: case 10: return MinMaxSwitch<MinMaxFmt::kE4M3>(kind == 9, src, nsrc, out, n);
+    case 11: case 12: return MinMaxSwitch<MinMaxFmt::kE5M2>(kind == 11, src, nsrc, out, n);
+    case 13: case 14: return MinMaxSwitch<MinMaxFmt::kF16>(kind == 13, src, nsrc, out, n);
+    case 15: case 16: return MinMaxSwitch<MinMaxFmt::kBF16>(kind == 15, src, nsrc, out, n);
     default: return;
   }
 }

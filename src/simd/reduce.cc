@@ -1,6 +1,7 @@
 // Dispatched multimem array reductions: argument checks, then the per-target
 // kernels of reduce-inl.h, or the scalar reference for Impl::kScalar and for
 // specs without a kernel.
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -21,13 +22,40 @@ namespace mxpack {
 
 HWY_EXPORT(ReduceFloatAdd);
 
+namespace internal {
+namespace {
+std::atomic<bool> g_native_f16{true};
+}  // namespace
+bool ReduceNativeF16Enabled() { return g_native_f16.load(std::memory_order_relaxed); }
+void SetReduceNativeF16Enabled(bool enabled) {
+  g_native_f16.store(enabled, std::memory_order_relaxed);
+}
+bool ReduceNativeF16Available() {
+#if MXPACK_REDUCE_FP16_INTRIN
+  return __builtin_cpu_supports("avx512fp16");
+#else
+  return false;
+#endif
+}
+}  // namespace internal
+
 namespace {
 
 // Kernel index of ReduceFloatAdd (reduce-inl.h), or -1 without a kernel.
 int KernelKind(const ReduceSpec& spec) {
-  if (spec.op != ReduceOp::kAdd) return -1;
   const MmTypeInfo& ti = MmTypeTraits(spec.type);
   if (!ti.is_float) return -1;
+  if (spec.op == ReduceOp::kMin || spec.op == ReduceOp::kMax) {
+    const int is_max = spec.op == ReduceOp::kMax ? 1 : 0;
+    switch (ti.element) {
+      case Format::kE4M3: return 9 + is_max;
+      case Format::kE5M2: return 11 + is_max;
+      case Format::kF16: return 13 + is_max;
+      case Format::kBF16: return 15 + is_max;
+      default: return -1;
+    }
+  }
+  if (spec.op != ReduceOp::kAdd) return -1;
   const bool seq_or_tree = spec.model == ReduceModel::kSequential ||
                            spec.model == ReduceModel::kPairwiseTree;
   const bool nccl = spec.model == ReduceModel::kNcclSoftware;

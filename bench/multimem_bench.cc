@@ -1,21 +1,24 @@
 // Benchmarks of the multimem array reductions: N = 2, 4, 8 sources for e4m3
-// (acc::f16), bf16 (acc::f32) and f32 under kSequential, SIMD (best target)
-// and scalar. range(0) = bytes read + written (N sources + 1 output), so the
-// numbers read as ratios against BM_Memcpy.
+// (acc::f16), bf16 (acc::f32) and f32 add under kSequential, and e4m3 / bf16
+// max, SIMD (best target) and scalar. range(0) = bytes read + written (N
+// sources + 1 output), so the numbers read as ratios against BM_Memcpy.
+// Run: mxpack_bench --benchmark_filter='Memcpy|Multimem'.
 #include <cstdint>
 #include <vector>
 
 #include "bench/bench_util.h"
 #include "mxpack/dispatch.h"
 #include "mxpack/multimem.h"
+#include "src/multimem/reduce_args.h"
 
 namespace mxpack::bench {
 namespace {
 
-void RunReduce(benchmark::State& state, MmType type, AccPrec acc, int nsrc, Impl impl) {
+void RunReduce(benchmark::State& state, MmType type, AccPrec acc, int nsrc, Impl impl,
+               ReduceOp op = ReduceOp::kAdd) {
   const size_t eb = static_cast<size_t>(MmTypeTraits(type).element_bytes);
   const size_t n = static_cast<size_t>(state.range(0)) / (eb * (nsrc + 1));
-  const ReduceSpec spec{type, ReduceOp::kAdd, acc, ReduceModel::kSequential};
+  const ReduceSpec spec{type, op, acc, ReduceModel::kSequential};
   std::vector<std::vector<uint8_t>> src(static_cast<size_t>(nsrc), std::vector<uint8_t>(n * eb));
   uint32_t x = 12345;
   for (auto& v : src) {
@@ -43,23 +46,38 @@ void RunReduce(benchmark::State& state, MmType type, AccPrec acc, int nsrc, Impl
                           static_cast<int64_t>(n * eb * static_cast<size_t>(nsrc + 1)));
 }
 
-void BM_ReduceE4M3AccF16(benchmark::State& s) {
+void BM_MultimemAddE4M3AccF16(benchmark::State& s) {
   RunReduce(s, MmType::kE4M3, AccPrec::kF16, static_cast<int>(s.range(1)), Impl{});
 }
-void BM_ReduceE4M3AccF16Scalar(benchmark::State& s) {
+// The Highway kernel of the same target on CPUs whose best path is the
+// AVX512-FP16 one (identical to BM_MultimemAddE4M3AccF16 elsewhere).
+void BM_MultimemAddE4M3AccF16Highway(benchmark::State& s) {
+  internal::SetReduceNativeF16Enabled(false);
+  RunReduce(s, MmType::kE4M3, AccPrec::kF16, static_cast<int>(s.range(1)), Impl{});
+  internal::SetReduceNativeF16Enabled(true);
+}
+void BM_MultimemAddE4M3AccF16Scalar(benchmark::State& s) {
   RunReduce(s, MmType::kE4M3, AccPrec::kF16, static_cast<int>(s.range(1)), Impl{Impl::kScalar});
 }
-void BM_ReduceBF16AccF32(benchmark::State& s) {
+void BM_MultimemAddBF16AccF32(benchmark::State& s) {
   RunReduce(s, MmType::kBF16, AccPrec::kF32, static_cast<int>(s.range(1)), Impl{});
 }
-void BM_ReduceBF16AccF32Scalar(benchmark::State& s) {
+void BM_MultimemAddBF16AccF32Scalar(benchmark::State& s) {
   RunReduce(s, MmType::kBF16, AccPrec::kF32, static_cast<int>(s.range(1)), Impl{Impl::kScalar});
 }
-void BM_ReduceF32(benchmark::State& s) {
+void BM_MultimemAddF32(benchmark::State& s) {
   RunReduce(s, MmType::kF32, AccPrec::kNone, static_cast<int>(s.range(1)), Impl{});
 }
-void BM_ReduceF32Scalar(benchmark::State& s) {
+void BM_MultimemAddF32Scalar(benchmark::State& s) {
   RunReduce(s, MmType::kF32, AccPrec::kNone, static_cast<int>(s.range(1)), Impl{Impl::kScalar});
+}
+void BM_MultimemMaxE4M3(benchmark::State& s) {
+  RunReduce(s, MmType::kE4M3, AccPrec::kNone, static_cast<int>(s.range(1)), Impl{},
+            ReduceOp::kMax);
+}
+void BM_MultimemMaxBF16(benchmark::State& s) {
+  RunReduce(s, MmType::kBF16, AccPrec::kNone, static_cast<int>(s.range(1)), Impl{},
+            ReduceOp::kMax);
 }
 
 // Working set x sources; the scalar baselines only at L1/L2 (they are slow).
@@ -74,12 +92,15 @@ void ScalarSizes(benchmark::internal::Benchmark* b) {
   }
 }
 
-BENCHMARK(BM_ReduceE4M3AccF16)->Apply(Sizes);
-BENCHMARK(BM_ReduceE4M3AccF16Scalar)->Apply(ScalarSizes);
-BENCHMARK(BM_ReduceBF16AccF32)->Apply(Sizes);
-BENCHMARK(BM_ReduceBF16AccF32Scalar)->Apply(ScalarSizes);
-BENCHMARK(BM_ReduceF32)->Apply(Sizes);
-BENCHMARK(BM_ReduceF32Scalar)->Apply(ScalarSizes);
+BENCHMARK(BM_MultimemAddE4M3AccF16)->Apply(Sizes);
+BENCHMARK(BM_MultimemAddE4M3AccF16Highway)->Apply(ScalarSizes);
+BENCHMARK(BM_MultimemAddE4M3AccF16Scalar)->Apply(ScalarSizes);
+BENCHMARK(BM_MultimemAddBF16AccF32)->Apply(Sizes);
+BENCHMARK(BM_MultimemAddBF16AccF32Scalar)->Apply(ScalarSizes);
+BENCHMARK(BM_MultimemAddF32)->Apply(Sizes);
+BENCHMARK(BM_MultimemAddF32Scalar)->Apply(ScalarSizes);
+BENCHMARK(BM_MultimemMaxE4M3)->Apply(Sizes);
+BENCHMARK(BM_MultimemMaxBF16)->Apply(Sizes);
 
 }  // namespace
 }  // namespace mxpack::bench

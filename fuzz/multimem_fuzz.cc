@@ -1,7 +1,8 @@
 // Differential fuzzer of multimem: (1) arbitrary spellings through the
 // validator and CheckPtx never crash, and every accepted spelling round-trips
 // through ToString; (2) input bytes choose a kernel spec, source count, length
-// and data; every compiled SIMD target must equal the scalar model.
+// and data; every compiled SIMD target must equal the scalar model (on CPUs
+// with AVX512-FP16 with and without the native f16 kernels).
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include "mxpack/dispatch.h"
 #include "mxpack/multimem.h"
 #include "mxpack/ptx_check.h"
+#include "src/multimem/reduce_args.h"
 
 namespace {
 
@@ -60,12 +62,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t r = 0; r < nsrc; ++r) srcs.push_back({data + 4 + r * n * eb, n * eb});
   std::vector<uint8_t> want(n * eb), got(n * eb);
   Check(scalar::ReduceArrays(spec, srcs, absl::MakeSpan(want)).ok(), "scalar failed");
-  for (int64_t t : AvailableTargets()) {
-    Check(ReduceArrays(spec, srcs, absl::MakeSpan(got), Impl{t}).ok(), "simd failed");
-    if (got != want) {
-      std::fprintf(stderr, "mismatch on %s for %s\n", ImplName(Impl{t}).c_str(),
-                   MmTypeTraits(spec.type).name);
-      std::abort();
+  const bool both = internal::ReduceNativeF16Available();
+  for (int native = both ? 0 : 1; native <= 1; ++native) {
+    internal::SetReduceNativeF16Enabled(native == 1);
+    for (int64_t t : AvailableTargets()) {
+      Check(ReduceArrays(spec, srcs, absl::MakeSpan(got), Impl{t}).ok(), "simd failed");
+      if (got != want) {
+        std::fprintf(stderr, "mismatch on %s (native f16 %d) for %s\n",
+                     ImplName(Impl{t}).c_str(), native, MmTypeTraits(spec.type).name);
+        std::abort();
+      }
     }
   }
   return 0;

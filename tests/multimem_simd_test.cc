@@ -2,7 +2,8 @@
 // scalar model bit for bit: all pairs of fp8 codes (finite pairs, and every
 // pair for min/max), chunks with NaN/Inf codes, random N-way data, lengths
 // 0..5 chunks and unaligned starts, for every kernel (e4m3/e5m2 acc::f16,
-// NCCL fp8, f16/bf16 acc::f32 and NCCL, f32, fp8/f16/bf16 min and max) and
+// NCCL fp8, f16/bf16 acc::f32 and NCCL, f32, fp8/f16/bf16 min and max,
+// kExactOnce on e4m3/e5m2/f16) and
 // model; on CPUs with AVX512-FP16 both with and without the native f16
 // kernels of the AVX3 targets.
 #include <cstdint>
@@ -47,6 +48,11 @@ inline std::vector<ReduceSpec> KernelSpecs() {
   s.push_back({MmType::kF32, ReduceOp::kAdd, AccPrec::kNone, kSeq});
   s.push_back({MmType::kF32, ReduceOp::kAdd, AccPrec::kNone, kTree});
   s.push_back({MmType::kF32, ReduceOp::kAdd, AccPrec::kNone, kNccl});
+  // kExactOnce (e4m3, e5m2, f16; the .acc is irrelevant).
+  const auto kExact = ReduceModel::kExactOnce;
+  s.push_back({MmType::kE4M3x4, ReduceOp::kAdd, AccPrec::kF16, kExact});
+  s.push_back({MmType::kE5M2, ReduceOp::kAdd, AccPrec::kNone, kExact});
+  s.push_back({MmType::kF16, ReduceOp::kAdd, AccPrec::kF32, kExact});
   // Min / max (exact; the model is irrelevant).
   for (MmType t : {MmType::kE4M3, MmType::kE5M2x2, MmType::kF16x2, MmType::kBF16}) {
     for (ReduceOp op : {ReduceOp::kMin, ReduceOp::kMax}) {

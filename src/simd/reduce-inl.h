@@ -812,10 +812,68 @@ void MinMaxSwitch(bool is_min, const uint8_t* const* src, size_t nsrc, uint8_t* 
   }
 }
 
+// ---------------------------------------------------------------------------
+// kExactOnce for e4m3, e5m2 and f16: every input is a multiple of the
+// format's smallest subnormal (2^-9, 2^-16, 2^-24) below 2^16, so a sum of up
+// to kExactF64Sources of them needs at most 40 + 13 = 53 bits: f64 adds are
+// exact (Inf / NaN follow IEEE, a zero sum is -0 only when every operand is
+// -0, as in the scalar model). The exact sum S is rounded to odd at 24 bits
+// (the 29 dropped f64 mantissa bits are OR-ed into the last kept one), which
+// makes the f64 -> f32 demotion exact, and RNE_p(RO_24(S)) == RNE_p(S) for
+// p <= 22 (Boldo & Melquiond 2008; see src/multimem/model.cc), so the f32
+// encoders round once. fp8 chunks holding NaN/Inf codes run the scalar
+// reference (the fp8 decoders assume finite codes).
+// ---------------------------------------------------------------------------
+inline constexpr size_t kExactF64Sources = 8192;
+
+template <Elem E>
+void ExactOnceLoop(const ReduceSpec& spec, const uint8_t* const* src, size_t nsrc,
+                   uint8_t* out, size_t n) {
+  constexpr size_t kB = ElemBytes(E);
+  const DF df;
+  const size_t N = hn::Lanes(df);
+#if HWY_HAVE_FLOAT64 && HWY_TARGET != HWY_SCALAR
+  constexpr bool kFp8 = E == Elem::kE4M3 || E == Elem::kE5M2;
+  const hn::Repartition<double, DF> dd;
+  const hn::Half<DF> dfh;
+  const hn::RebindToUnsigned<decltype(dd)> du64;
+  ForEachChunk<kB>(spec, src, nsrc, out, n, N,
+                   [&](const uint8_t* const* s, uint8_t* o, size_t pos) {
+    if (kFp8 && HasSpecials<E>(s, nsrc, pos * kB, N * kB)) return false;
+    auto lo = hn::Zero(dd), hi = hn::Zero(dd);
+    for (size_t r = 0; r < nsrc; ++r) {
+      const VF v = Decode<E>(s[r] + pos * kB);
+      const auto vlo = hn::PromoteTo(dd, hn::LowerHalf(dfh, v));
+      const auto vhi = hn::PromoteTo(dd, hn::UpperHalf(dfh, v));
+      // The first operand keeps its sign (-0 + -0 stays -0; 0 + -0 would not).
+      lo = r == 0 ? vlo : hn::Add(lo, vlo);
+      hi = r == 0 ? vhi : hn::Add(hi, vhi);
+    }
+    // Round to odd at 24 bits: sticky = any of the low 29 bits.
+    auto round_odd = [&](decltype(lo) x) {
+      const auto u = hn::BitCast(du64, x);
+      const auto low = hn::Set(du64, (uint64_t{1} << 29) - 1);
+      const auto sticky = hn::Ne(hn::And(u, low), hn::Zero(du64));
+      const auto kept = hn::AndNot(low, u);
+      return hn::BitCast(dd, hn::IfThenElse(sticky, hn::Or(kept, hn::Set(du64, uint64_t{1} << 29)), kept));
+    };
+    const VF sum = hn::Combine(df, hn::DemoteTo(dfh, round_odd(hi)), hn::DemoteTo(dfh, round_odd(lo)));
+    Encode<E>(sum, o + pos * kB);
+    return true;
+  });
+#else
+  // (No f64 lanes: the scalar reference.)
+  (void)N;
+  ForEachChunk<kB>(spec, src, nsrc, out, n, 1,
+                   [](const uint8_t* const*, uint8_t*, size_t) { return false; });
+#endif
+}
+
 // Entry point: `kind` selects the kernel (see reduce.cc KernelKind).
 //   0 e4m3 step f16   1 e5m2 step f16   2 e4m3 nccl   3 e5m2 nccl
 //   4 f16 acc f32     5 bf16 acc f32    6 f16 nccl    7 bf16 nccl   8 f32
 //   9 + 2 * fmt + is_max: min / max, fmt = e4m3, e5m2, f16, bf16 (9 .. 16)
+//   17 e4m3 exact     18 e5m2 exact     19 f16 exact
 void ReduceFloatAdd(int kind, const ReduceSpec& spec, const uint8_t* const* src,
                     size_t nsrc, uint8_t* out, size_t n) {
   switch (kind) {
@@ -832,6 +890,9 @@ void ReduceFloatAdd(int kind, const ReduceSpec& spec, const uint8_t* const* src,
     case 11: case 12: return MinMaxSwitch<MinMaxFmt::kE5M2>(kind == 11, src, nsrc, out, n);
     case 13: case 14: return MinMaxSwitch<MinMaxFmt::kF16>(kind == 13, src, nsrc, out, n);
     case 15: case 16: return MinMaxSwitch<MinMaxFmt::kBF16>(kind == 15, src, nsrc, out, n);
+    case 17: return ExactOnceLoop<Elem::kE4M3>(spec, src, nsrc, out, n);
+    case 18: return ExactOnceLoop<Elem::kE5M2>(spec, src, nsrc, out, n);
+    case 19: return ExactOnceLoop<Elem::kF16>(spec, src, nsrc, out, n);
     default: return;
   }
 }

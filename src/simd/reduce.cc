@@ -56,6 +56,14 @@ int KernelKind(const ReduceSpec& spec) {
     }
   }
   if (spec.op != ReduceOp::kAdd) return -1;
+  if (spec.model == ReduceModel::kExactOnce) {
+    switch (ti.element) {
+      case Format::kE4M3: return 17;
+      case Format::kE5M2: return 18;
+      case Format::kF16: return 19;
+      default: return -1;
+    }
+  }
   const bool seq_or_tree = spec.model == ReduceModel::kSequential ||
                            spec.model == ReduceModel::kPairwiseTree;
   const bool nccl = spec.model == ReduceModel::kNcclSoftware;
@@ -96,7 +104,9 @@ absl::Status ReduceArrays(const ReduceSpec& spec,
   absl::StatusOr<size_t> n = internal::CheckReduceArgs(spec, sources, out);
   if (!n.ok()) return n.status();
   const int kind = KernelKind(spec);
-  if (impl.target == Impl::kScalar || kind < 0) {
+  // kExactOnce kernels: exact f64 sums up to kExactF64Sources (8192) inputs.
+  const bool too_many = kind >= 17 && sources.size() > 8192;
+  if (impl.target == Impl::kScalar || kind < 0 || too_many) {
     return scalar::ReduceArrays(spec, sources, out);
   }
   std::vector<const uint8_t*> ptrs(sources.size());

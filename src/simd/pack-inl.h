@@ -106,12 +106,14 @@ class PaddedCodec {
     const hn::Repartition<uint32_t, D> d32;
     const auto w = hn::BitCast(d32, hn::TableLookupBytes(v, hn::LoadDup128(d, kGroups)));
     // word: [23:18]=c3 [17:12]=c2 [11:6]=c1 [5:0]=c0; c_j goes to byte j.
-    const auto m = hn::Set(d32, 0x3Fu << kShift);
-    auto r = hn::And(hn::ShiftLeft<kShift>(w), m);
-    r = hn::OrAnd(r, hn::ShiftLeft<2 + kShift>(w), hn::ShiftLeft<8>(m));
-    r = hn::OrAnd(r, hn::ShiftLeft<4 + kShift>(w), hn::ShiftLeft<16>(m));
-    r = hn::OrAnd(r, hn::ShiftLeft<6 + kShift>(w), hn::ShiftLeft<24>(m));
-    return hn::BitCast(d, r);
+    // Two spreading steps (fewer ops than four field extractions):
+    //   12-bit halves to u16 halves:  t = c1c0 in [11:0], c3c2 in [27:16]
+    //   6-bit fields to bytes:        r = c0, c1, c2, c3 in bytes 0..3
+    const auto t = hn::OrAnd(hn::And(w, hn::Set(d32, 0x00000FFFu)), hn::ShiftLeft<4>(w),
+                             hn::Set(d32, 0x0FFF0000u));
+    const auto r = hn::OrAnd(hn::And(t, hn::Set(d32, 0x003F003Fu)), hn::ShiftLeft<2>(t),
+                             hn::Set(d32, 0x3F003F00u));
+    return hn::BitCast(d, hn::ShiftLeft<kShift>(r));
   }
 
   // 16 bytes (one per element) per block -> b4x16_p64 with zero padding.

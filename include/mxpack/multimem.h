@@ -230,9 +230,13 @@ absl::Status ReduceArrays(const ReduceSpec& spec,
 // Dispatched array reduction: identical results to scalar::ReduceArrays for
 // every Impl. SIMD kernels exist for float .add with kSequential and
 // kPairwiseTree on e4m3/e5m2 (acc::f16), f16/bf16 (acc::f32) and f32, with
-// kNcclSoftware on all of them, and kSequential f16/bf16 without .acc; other
-// specs (min/max, integers, kExactOnce, fp8 without .acc) and fp8 chunks that
-// contain NaN/Inf codes run the scalar reference.
+// kNcclSoftware on all of them, kSequential f16/bf16 without .acc, kExactOnce
+// on e4m3/e5m2/f16 (up to 8192 sources), and float min/max on
+// e4m3/e5m2/f16/bf16; on x86 CPUs with AVX512-FP16 the AVX3 targets run the
+// fp8 acc::f16 and NCCL models with native f16 adds. Other specs (integers,
+// kExactOnce on bf16/f32/f64, fp8 add without .acc under kSequential /
+// kPairwiseTree) and fp8 chunks with NaN/Inf codes where a kernel needs
+// finite codes run the scalar reference.
 absl::Status ReduceArrays(const ReduceSpec& spec,
                           absl::Span<const absl::Span<const uint8_t>> sources,
                           absl::Span<uint8_t> out, Impl impl = {});

@@ -631,6 +631,7 @@ absl::StatusOr<MxErrorStats> ComputeMxErrorStats(Format from,
       const double x_scale =
           nvfp4 ? static_cast<double>(d) * q.tensor_scale : static_cast<double>(d);
       const float p = nvfp4 ? d * q.tensor_scale : 0.0f;
+      const double inv_scale = 1.0 / x_scale;  // MX: a power of two, exact
       const size_t c_end = std::min(s.cols, (k + 1) * s.block());
       for (size_t c = k * s.block(); c < c_end; ++c) {
         const float x = xs[c];
@@ -645,7 +646,7 @@ absl::StatusOr<MxErrorStats> ComputeMxErrorStats(Format from,
         }
         // The scaled value the element encoder saw.
         const double y = nvfp4 ? (p == 0.0f ? 0.0 : static_cast<double>(x / p))
-                               : static_cast<double>(x) / x_scale;
+                               : static_cast<double>(x) * inv_scale;
         if (std::fabs(y) > info.max_finite) ++st.saturated;
         const double err = static_cast<double>(x) - xhat;
         st.max_abs_error = std::max(st.max_abs_error, std::fabs(err));

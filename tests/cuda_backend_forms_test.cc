@@ -179,10 +179,13 @@ TEST(CudaForms, LdStFormsRunOnTheTmemModel) {
     }
   }
   for (const char* s : TmemLdForms()) {
-    auto inst = tcgen05::Parse(s);
+    auto inst = ParseFragmentForm(s);
     ASSERT_TRUE(inst.ok()) << s;
+    // The immHalfSplitoff operand: set exactly for the 16x32bx2 forms.
     if (inst->shape == tcgen05::Shape::k16x32bx2) {
-      inst->half_split_offset = kLdHalfSplitOffset;
+      EXPECT_EQ(inst->half_split_offset, kLdHalfSplitOffset) << s;
+    } else {
+      EXPECT_FALSE(inst->half_split_offset.has_value()) << s;
     }
     for (int w = 0; w < 4; ++w) {
       auto regs = t.Ld(*inst, w, tcgen05::MakeTaddr(32u * static_cast<uint32_t>(w), 16));
@@ -203,10 +206,13 @@ TEST(CudaForms, LdStFormsRunOnTheTmemModel) {
     }
   }
   for (const char* s : TmemStForms()) {
-    auto inst = tcgen05::Parse(s);
+    auto inst = ParseFragmentForm(s);
     ASSERT_TRUE(inst.ok()) << s;
+    // The immHalfSplitoff operand: set exactly for the 16x32bx2 forms.
     if (inst->shape == tcgen05::Shape::k16x32bx2) {
-      inst->half_split_offset = kLdHalfSplitOffset;
+      EXPECT_EQ(inst->half_split_offset, kLdHalfSplitOffset) << s;
+    } else {
+      EXPECT_FALSE(inst->half_split_offset.has_value()) << s;
     }
     Tmem st = t;
     for (int w = 0; w < 4; ++w) {

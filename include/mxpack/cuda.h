@@ -131,6 +131,9 @@ absl::StatusOr<Tmem> ModelCp(const TmemCpJob& job, Fp6Container fp6);
 // through tcgen05.st.32x32b; 16x32bx2 forms use immHalfSplitoff 8.
 const std::vector<const char*>& TmemLdForms();
 inline constexpr int kLdHalfSplitOffset = 8;
+// tcgen05::Parse() of a TmemLdForms() / TmemStForms() spelling with the
+// immHalfSplitoff the kernels use (kLdHalfSplitOffset) set for 16x32bx2.
+absl::StatusOr<tcgen05::Instruction> ParseFragmentForm(const char* spelling);
 // Cell value written at (lane, column): low 16 bits lane * 512 + column
 // (unique per cell), high 16 bits 0xC0DE ^ lane.
 inline constexpr uint32_t FragmentPattern(int lane, int column) {

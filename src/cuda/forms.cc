@@ -91,6 +91,14 @@ const std::vector<const char*>& TmemStForms() {
   return *forms;
 }
 
+absl::StatusOr<tcgen05::Instruction> ParseFragmentForm(const char* spelling) {
+  absl::StatusOr<tcgen05::Instruction> inst = tcgen05::Parse(spelling);
+  if (inst.ok() && inst->shape == tcgen05::Shape::k16x32bx2) {
+    inst->half_split_offset = kLdHalfSplitOffset;
+  }
+  return inst;
+}
+
 const std::vector<const char*>& MultimemForms() {
   static const auto* forms = new std::vector<const char*>{
 #define MXPACK_MM_ROW(ID, PTX, arch) PTX,

@@ -289,17 +289,19 @@ absl::StatusOr<std::vector<uint32_t>> RunTmemCp(const TmemCpJob& job) {
   return cells;
 }
 
-absl::StatusOr<std::vector<std::vector<std::vector<uint32_t>>>> RunTmemLd(size_t ld_form,
-                                                                          int column) {
-  if (ld_form >= TmemLdForms().size()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("ld_form: expected an index below %d (TmemLdForms()), got %d",
-                        TmemLdForms().size(), ld_form));
+namespace {
+
+// Form `index` of `forms` (argument `arg`, table `table` in messages) parsed
+// by ParseFragmentForm, checked to fit in TMEM at `column`.
+absl::StatusOr<tcgen05::Instruction> FragmentFormAt(const char* arg, const char* table,
+                                                    const std::vector<const char*>& forms,
+                                                    size_t index, int column) {
+  if (index >= forms.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: expected an index below %d (%s), got %d", arg, forms.size(), table, index));
   }
-  auto inst = tcgen05::Parse(TmemLdForms()[ld_form]);
+  auto inst = ParseFragmentForm(forms[index]);
   if (!inst.ok()) return inst.status();
-  if (inst->shape == tcgen05::Shape::k16x32bx2)
-    inst->half_split_offset = kLdHalfSplitOffset;
   auto cols = tcgen05::NumColumns(*inst);
   if (!cols.ok()) return cols.status();
   if (column < 0 || column + *cols > 512) {
@@ -307,6 +309,15 @@ absl::StatusOr<std::vector<std::vector<std::vector<uint32_t>>>> RunTmemLd(size_t
         absl::StrFormat("column: expected 0 .. %d (the form spans %d columns), got %d",
                         512 - *cols, *cols, column));
   }
+  return inst;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::vector<std::vector<uint32_t>>>> RunTmemLd(size_t ld_form,
+                                                                          int column) {
+  auto inst = FragmentFormAt("ld_form", "TmemLdForms()", TmemLdForms(), ld_form, column);
+  if (!inst.ok()) return inst.status();
   absl::Status s = RequireArch(Arch::kSm100a);
   if (!s.ok()) return s;
   const int nregs = tcgen05::NumRegisters(*inst);
@@ -326,22 +337,8 @@ absl::StatusOr<std::vector<std::vector<std::vector<uint32_t>>>> RunTmemLd(size_t
 }
 
 absl::StatusOr<std::vector<uint32_t>> RunTmemSt(size_t st_form, int column) {
-  if (st_form >= TmemStForms().size()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("st_form: expected an index below %d (TmemStForms()), got %d",
-                        TmemStForms().size(), st_form));
-  }
-  auto inst = tcgen05::Parse(TmemStForms()[st_form]);
+  auto inst = FragmentFormAt("st_form", "TmemStForms()", TmemStForms(), st_form, column);
   if (!inst.ok()) return inst.status();
-  if (inst->shape == tcgen05::Shape::k16x32bx2)
-    inst->half_split_offset = kLdHalfSplitOffset;
-  auto cols = tcgen05::NumColumns(*inst);
-  if (!cols.ok()) return cols.status();
-  if (column < 0 || column + *cols > 512) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("column: expected 0 .. %d (the form spans %d columns), got %d",
-                        512 - *cols, *cols, column));
-  }
   absl::Status s = RequireArch(Arch::kSm100a);
   if (!s.ok()) return s;
   std::vector<uint32_t> cells(size_t{128} * 512);

@@ -309,10 +309,8 @@ CheckResult VerifyCp(size_t form, tcgen05::Swizzle swizzle, bool shift,
 
 CheckResult VerifyLd(size_t form) {
   const std::string name = TmemLdForms()[form];
-  auto inst = tcgen05::Parse(name);
+  auto inst = ParseFragmentForm(name.c_str());
   if (!inst.ok()) return Failed("tcgen05.ld", name, inst.status());
-  if (inst->shape == tcgen05::Shape::k16x32bx2)
-    inst->half_split_offset = kLdHalfSplitOffset;
   constexpr int kColumn = 16;
   auto dev = RunTmemLd(form, kColumn);
   if (!dev.ok()) {
@@ -351,10 +349,8 @@ CheckResult VerifyLd(size_t form) {
 
 CheckResult VerifySt(size_t form) {
   const std::string name = TmemStForms()[form];
-  auto inst = tcgen05::Parse(name);
+  auto inst = ParseFragmentForm(name.c_str());
   if (!inst.ok()) return Failed("tcgen05.st", name, inst.status());
-  if (inst->shape == tcgen05::Shape::k16x32bx2)
-    inst->half_split_offset = kLdHalfSplitOffset;
   constexpr int kColumn = 16;
   auto dev = RunTmemSt(form, kColumn);
   if (!dev.ok()) {

@@ -368,6 +368,28 @@ std::vector<uint8_t> ToSource(const std::vector<float>& x, Format from) {
   return b;
 }
 
+TEST(MxGolden, Nvfp4TensorScaleIgnoresNanInfEverySource) {
+  // amax over the finite values only, whatever the source: the largest
+  // finite magnitude here is -3.5 (NaN, -Inf and +Inf present, subnormals
+  // and -0 too).
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> x = {1.0f, nan, -3.5f, inf, std::ldexp(1.0f, -20),
+                                -0.0f, -inf, 2.25f};
+  for (Format from : {Format::kF32, Format::kBF16, Format::kF16}) {
+    absl::StatusOr<float> t = ComputeNvfp4TensorScale(from, ToSource(x, from));
+    ASSERT_TRUE(t.ok());
+    EXPECT_EQ(F32Bits(*t), F32Bits(3.5f / 2688.0f)) << FormatName(from);
+  }
+  // Only non-finite values: as an all-zero tensor.
+  const std::vector<float> special = {nan, -inf, inf};
+  for (Format from : {Format::kF32, Format::kBF16, Format::kF16}) {
+    EXPECT_EQ(*ComputeNvfp4TensorScale(from, ToSource(special, from)), 1.0f)
+        << FormatName(from);
+  }
+}
+
+
 TEST(MxIndependent, ScalarReferenceEqualsDirectFormulas) {
   for (MxFormat f : kFormats) {
     if (f == MxFormat::kNvfp4) continue;  // checked below

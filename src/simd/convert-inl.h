@@ -603,9 +603,81 @@ struct FastDecodeNarrow16 {
 template <Format kFrom, Format kTo>
 void FastDecodeGeneral(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, size_t n);
 
+#undef MXPACK_HAVE_F16C_DECODE  // per target: this header is re-included
+#if HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
+#define MXPACK_HAVE_F16C_DECODE 1
+// Narrow -> f32 through the hardware f16 -> f32 conversion (vcvtph2ps, which
+// is exact and keeps f16 subnormals). The code's exponent and mantissa bits
+// are placed on the f16 fields unchanged,
+//   S EEEE MMM (e4m3)  ->  S 0 EEEE MMM 0000000 (f16 bits),
+// so the f16 holds value * 2^(bias - 15): the exponent fields coincide and the
+// code's subnormals (E = 0) are f16 subnormals on the same grid. One exact
+// multiply by 2^(15 - bias) (the product is a normal f32 or zero) restores
+// the value. Inf (e5m2) maps to the f16 Inf; NaN codes are rare, so a chunk
+// holding one redoes its NaN lanes (canonical 0x7FFFFFFF).
+template <Format kFrom>
+struct F16cDecodeNarrow {
+  static constexpr internal::FastFormat kT = internal::FastFormatOf(kFrom);
+  static_assert(kT.bits <= 8 && kFrom != Format::kUE8M0 && kT.bias <= 15, "no f16 image");
+  static constexpr int kMagBits = kT.has_sign ? kT.bits - 1 : kT.bits;
+  static constexpr uint16_t kMagMask = static_cast<uint16_t>((1u << kMagBits) - 1);
+  static constexpr int kShift = 10 - kT.man_bits;
+  static constexpr float kScale = static_cast<float>(1u << (15 - kT.bias));
+  static constexpr bool kHasNan = kT.nan_code != kT.max_code;
+
+  // N16 codes at `src` (u8) -> N16 f32 at `dst`.
+  template <class D16>
+  static HWY_INLINE void Step(D16 d16, const uint8_t* src, uint8_t* dst) {
+    const hn::RebindToSigned<D16> di16;
+    const hn::Rebind<uint8_t, D16> d8;
+    const hn::Half<D16> dh;
+    const hn::Rebind<hwy::float16_t, decltype(dh)> dfh;
+    const hn::Rebind<float, decltype(dh)> df;
+    const auto c = hn::PromoteTo(d16, hn::LoadU(d8, src));
+    const auto mag = kT.has_sign ? hn::And(c, hn::Set(d16, kMagMask)) : c;
+    auto h = hn::ShiftLeft<kShift>(mag);
+    if constexpr (kT.has_sign) {
+      h = hn::OrAnd(h, hn::ShiftLeft<16 - kT.bits>(c), hn::Set(d16, uint16_t{0x8000}));
+    }
+    bool any_nan = false;
+    if constexpr (kHasNan) {  // e4m3/ue4m3: mag 0x7F; e5m2: mag > 0x7C (f16 NaN)
+      const auto is_nan =
+          kFrom == Format::kE5M2
+              ? hn::RebindMask(d16, hn::Gt(hn::BitCast(di16, mag), hn::Set(di16, int16_t{0x7C})))
+              : hn::Eq(mag, hn::Set(d16, uint16_t{0x7F}));
+      if (HWY_UNLIKELY(!hn::AllFalse(d16, is_nan))) {
+        any_nan = true;
+        h = hn::IfThenElse(is_nan, hn::Set(d16, uint16_t{0x7FFF}), h);  // f16 NaN
+      }
+    }
+    float* out = reinterpret_cast<float*>(dst);
+    const auto widen = [&](hn::Vec<decltype(dh)> half) {
+      auto f = hn::PromoteTo(df, hn::BitCast(dfh, half));
+      if constexpr (kScale != 1.0f) f = hn::Mul(f, hn::Set(df, kScale));
+      if (HWY_UNLIKELY(any_nan)) {
+        f = hn::IfThenElse(hn::IsNaN(f), hn::BitCast(df, hn::Set(hn::RebindToUnsigned<decltype(df)>(),
+                                                                  0x7FFFFFFFu)), f);
+      }
+      return f;
+    };
+    hn::StoreU(widen(hn::LowerHalf(dh, h)), df, out);
+    hn::StoreU(widen(hn::UpperHalf(dh, h)), df, out + hn::Lanes(df));
+  }
+};
+#endif
+
 // Narrow -> f32 / bf16 / f16 (exact, relu off).
 template <Format kFrom, Format kTo>
 void FastDecodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, size_t n) {
+#ifdef MXPACK_HAVE_F16C_DECODE
+  if constexpr (kTo == Format::kF32 && kFrom != Format::kUE8M0) {
+    const hn::ScalableTag<uint16_t> d16;
+    ForEachStep<1, 4, 1>(d16, in, out, n, [d16](const uint8_t* src, uint8_t* dst) {
+      F16cDecodeNarrow<kFrom>::Step(d16, src, dst);
+    });
+    return;
+  }
+#endif
   if constexpr (kFrom == Format::kE5M2 && kTo == Format::kF16) {
     const hn::ScalableTag<uint16_t> d16;
     const hn::Rebind<uint8_t, decltype(d16)> d8;

@@ -496,6 +496,69 @@ struct FastDecodeNarrow {
   }
 };
 
+// One step of an encode to narrow codes (at most 8 bits): the 4N elements
+// at `src` (f32/f16/bf16; N = Lanes(du)) -> their 4N codes, in order, as u8
+// lanes (not for HWY_SCALAR, whose u8 vector has one lane). kF16c: f32/f16
+// sources go through F16cEncodeF32 (x86 AVX2/AVX-512); run such loops under
+// ScopedFlushDenormals, in a non-inlined function. Shared by FastEncodeArray,
+// the fused padded-layout quantizer and the MX kernel.
+template <internal::SrcKind kSrc, Format kTo, bool kSatFinite, bool kRelu>
+struct EncodeStep4 {
+#ifdef MXPACK_HAVE_F16C_ENCODE
+  static constexpr bool kF16c = kSrc != internal::SrcKind::kBF16 && internal::FastFormatOf(kTo).bits <= 8;
+#else
+  static constexpr bool kF16c = false;
+#endif
+  static constexpr size_t kIn = WideSource<kSrc>::kBytes;
+
+  // f32 bits; on the F16C path f16 goes through vcvtph2ps (exact, NaN stays
+  // NaN, ignores DAZ) instead of the integer-lane widening.
+  template <class DU>
+  static HWY_INLINE hn::Vec<DU> Load(DU du, const uint8_t* p) {
+#ifdef MXPACK_HAVE_F16C_ENCODE
+    if constexpr (kF16c && kSrc == internal::SrcKind::kF16) {
+      const hn::Rebind<uint16_t, DU> d16;
+      const hn::Rebind<hwy::float16_t, DU> dh;
+      const hn::RebindToFloat<DU> df;
+      return hn::BitCast(
+          du, hn::PromoteTo(df, hn::BitCast(dh, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(p)))));
+    }
+#endif
+    return WideSource<kSrc>::Load(du, p);
+  }
+
+  template <class DU>
+  static HWY_INLINE hn::Vec<hn::Repartition<uint8_t, DU>> Codes(DU du, const uint8_t* src) {
+    const size_t N = hn::Lanes(du);
+    const auto v0 = Load(du, src), v1 = Load(du, src + N * kIn);
+    const auto v2 = Load(du, src + 2 * N * kIn), v3 = Load(du, src + 3 * N * kIn);
+#ifdef MXPACK_HAVE_F16C_ENCODE
+    if constexpr (kF16c) {
+      return F16cEncodeF32<kTo, kSatFinite, kRelu>::EncodeToU8x4(du, v0, v1, v2, v3);
+    }
+#endif
+    using Enc = FastEncodeF32<kTo, kSatFinite, kRelu>;
+    return U8From4U32(du, Enc::EncodeRn(du, v0), Enc::EncodeRn(du, v1), Enc::EncodeRn(du, v2),
+                      Enc::EncodeRn(du, v3));
+  }
+};
+
+#ifdef MXPACK_HAVE_F16C_ENCODE
+// f32/f16 -> narrow through EncodeStep4's F16C path. Call under
+// ScopedFlushDenormals; not inlined so no FP work moves across the MXCSR
+// writes.
+template <internal::SrcKind kSrc, Format kTo, bool kSatFinite, bool kRelu>
+HWY_NOINLINE void F16cEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                  size_t n) {
+  using Step = EncodeStep4<kSrc, kTo, kSatFinite, kRelu>;
+  const hn::ScalableTag<uint32_t> du;
+  const hn::Repartition<uint8_t, decltype(du)> d8;
+  ForEachStep<Step::kIn, 1, 4>(du, in, out, n, [du, d8](const uint8_t* src, uint8_t* dst) {
+    hn::StoreU(Step::Codes(du, src), d8, dst);
+  });
+}
+#endif
+
 // f32/f16/bf16 -> kTo (rn, compile-time saturation and relu).
 template <internal::SrcKind kSrc, Format kTo, bool kSatFinite, bool kRelu>
 void FastEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, size_t n) {
@@ -515,6 +578,13 @@ void FastEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, 
       StoreBytes2U16(d16, Enc16::EncodeRn(d16, hn::LoadU(d16, s16)),
                      Enc16::EncodeRn(d16, hn::LoadU(d16, s16 + N16)), dst);
     });
+    return;
+  }
+#endif
+#ifdef MXPACK_HAVE_F16C_ENCODE
+  if constexpr (kSrc != internal::SrcKind::kBF16 && internal::FastFormatOf(kTo).bits <= 8) {
+    const ScopedFlushDenormals ftz;
+    F16cEncodeArray<kSrc, kTo, kSatFinite, kRelu>(in, out, n);
     return;
   }
 #endif

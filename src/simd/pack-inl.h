@@ -413,19 +413,15 @@ bool AnyOutside(const uint8_t* HWY_RESTRICT p, size_t n, uint8_t mask) {
 // through zero-padded buffers: +0 encodes to code 0, the padding value of a
 // final partial group.
 template <internal::SrcKind kSrc, Format kElem, bool kRelu>
-void EncodePaddedFusedT(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, size_t n) {
-  using Src = WideSource<kSrc>;
-  using Enc = FastEncodeF32<kElem, /*kSatFinite=*/true, kRelu>;
-  constexpr size_t kIn = Src::kBytes;
+HWY_NOINLINE void EncodePaddedFusedT(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                     size_t n) {
+  using Step = EncodeStep4<kSrc, kElem, /*kSatFinite=*/true, kRelu>;
+  constexpr size_t kIn = Step::kIn;
   const hn::ScalableTag<uint32_t> du;
   const hn::Repartition<uint8_t, decltype(du)> d8;
-  const size_t N = hn::Lanes(du);
   const size_t N8 = hn::Lanes(d8);  // elements per step = bytes out per step
-  const auto step = [du, d8, N](const uint8_t* src, uint8_t* dst) {
-    const auto codes = U8From4U32(du, Enc::EncodeRn(du, Src::Load(du, src)),
-                                  Enc::EncodeRn(du, Src::Load(du, src + N * kIn)),
-                                  Enc::EncodeRn(du, Src::Load(du, src + 2 * N * kIn)),
-                                  Enc::EncodeRn(du, Src::Load(du, src + 3 * N * kIn)));
+  const auto step = [du, d8](const uint8_t* src, uint8_t* dst) {
+    const auto codes = Step::Codes(du, src);
     const auto packed = internal::FastFormatOf(kElem).bits == 4
                             ? PaddedCodec::Compact4<0>(d8, codes)
                             : PaddedCodec::Compact6<0>(d8, codes);
@@ -442,12 +438,25 @@ void EncodePaddedFusedT(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT ou
   std::memcpy(out + i, out_buf, (rest + 15) / 16 * 16);
 }
 
+// Runs EncodePaddedFusedT, under ScopedFlushDenormals on the F16C path.
+template <internal::SrcKind kSrc, Format kElem, bool kRelu>
+HWY_INLINE void EncodePaddedFusedRun(const uint8_t* in, uint8_t* out, size_t n) {
+#ifdef MXPACK_HAVE_F16C_ENCODE
+  if constexpr (EncodeStep4<kSrc, kElem, true, kRelu>::kF16c) {
+    const ScopedFlushDenormals ftz;
+    EncodePaddedFusedT<kSrc, kElem, kRelu>(in, out, n);
+    return;
+  }
+#endif
+  EncodePaddedFusedT<kSrc, kElem, kRelu>(in, out, n);
+}
+
 template <internal::SrcKind kSrc, bool kRelu>
 HWY_INLINE bool EncodePaddedFusedFrom(Format elem, const uint8_t* in, uint8_t* out, size_t n) {
   switch (elem) {
-    case Format::kE2M1: EncodePaddedFusedT<kSrc, Format::kE2M1, kRelu>(in, out, n); return true;
-    case Format::kE2M3: EncodePaddedFusedT<kSrc, Format::kE2M3, kRelu>(in, out, n); return true;
-    case Format::kE3M2: EncodePaddedFusedT<kSrc, Format::kE3M2, kRelu>(in, out, n); return true;
+    case Format::kE2M1: EncodePaddedFusedRun<kSrc, Format::kE2M1, kRelu>(in, out, n); return true;
+    case Format::kE2M3: EncodePaddedFusedRun<kSrc, Format::kE2M3, kRelu>(in, out, n); return true;
+    case Format::kE3M2: EncodePaddedFusedRun<kSrc, Format::kE3M2, kRelu>(in, out, n); return true;
     default: return false;
   }
 }

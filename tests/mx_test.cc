@@ -617,6 +617,44 @@ TEST(MxSimd, EveryTargetEqualsScalar) {
   }
 }
 
+TEST(MxSimd, TinyBlocksEveryTarget) {
+  // Whole blocks of f32 subnormals and tiny normals: their scales multiply
+  // the elements up (by as much as 2^127), so the SIMD encoders must see the
+  // exact subnormal inputs (the F16C path runs with FTZ but without DAZ) and
+  // round the scaled values with the right sticky bits. Random mantissas at
+  // every binade from 2^-149 to 2^-110; each target equals the reference.
+  std::mt19937 rng(4242);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  constexpr size_t kRows = 40, kCols = 64;
+  std::vector<float> x(kRows * kCols);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const int be = -110 - static_cast<int>((i / 16) % 40);  // per 16 elements
+    x[i] = std::ldexp(u(rng), be - static_cast<int>(rng() % 4u));
+  }
+  for (Format from : {Format::kF32, Format::kBF16}) {
+    const std::vector<uint8_t> in = ToSource(x, from);
+    for (MxFormat f : kFormats) {
+      for (ScaleMode m : kModes) {
+        MxOptions o;
+        o.scale_mode = m;
+        absl::StatusOr<MxTensor> ref =
+            QuantizeMx(f, from, in, kRows, kCols, o, Impl{Impl::kScalar});
+        ASSERT_TRUE(ref.ok()) << ref.status();
+        for (int64_t target : AvailableTargets()) {
+          absl::StatusOr<MxTensor> got = QuantizeMx(f, from, in, kRows, kCols, o, Impl{target});
+          ASSERT_TRUE(got.ok());
+          ASSERT_EQ(got->scales, ref->scales)
+              << MxFormatName(f) << " " << ScaleModeName(m) << " from " << FormatName(from)
+              << " " << ImplName(Impl{target});
+          ASSERT_EQ(got->elements, ref->elements)
+              << MxFormatName(f) << " " << ScaleModeName(m) << " from " << FormatName(from)
+              << " " << ImplName(Impl{target});
+        }
+      }
+    }
+  }
+}
+
 TEST(MxSimd, RowRangesComposeToTheWholeTensor) {
   // Quantizing [0,128) and [128,300) separately equals one call (tcgen05 scale
   // tiles span both ranges' rows).

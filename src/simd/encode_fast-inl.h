@@ -247,9 +247,13 @@ struct FastEncodeBF16 {
 // which the codes' subnormals need, are unaffected. Keep the guarded work in a
 // separate non-inlined function so the compiler cannot move it across the
 // MXCSR writes.
+// `daz` also treats subnormal inputs as zero (fine for a plain convert, whose
+// multiply only scales down; not for callers that scale up, such as MX).
 class ScopedFlushDenormals {
  public:
-  ScopedFlushDenormals() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040u); }
+  explicit ScopedFlushDenormals(bool daz = true) : saved_(_mm_getcsr()) {
+    _mm_setcsr(saved_ | (daz ? 0x8040u : 0x8000u));
+  }
   ~ScopedFlushDenormals() { _mm_setcsr(saved_); }
   ScopedFlushDenormals(const ScopedFlushDenormals&) = delete;
   ScopedFlushDenormals& operator=(const ScopedFlushDenormals&) = delete;

@@ -57,6 +57,12 @@ class MxBlockQuantizer {
   static constexpr size_t kMaxBlocks = 128;
   // The scale code of a block holding a NaN.
   static constexpr uint8_t kNanScale = kNvfp4 ? 0x7F : 0xFF;
+  // Pass 3 encodes through F16cEncodeF32 (x86 AVX2/AVX-512).
+#ifdef MXPACK_HAVE_F16C_ENCODE
+  static constexpr bool kF16c = true;
+#else
+  static constexpr bool kF16c = false;
+#endif
 
   // Quantizes `nb` (<= kMaxBlocks) whole blocks of `src` into codes (one per
   // byte) and scale codes (one per block). Three passes over the L1-resident
@@ -149,22 +155,19 @@ class MxBlockQuantizer {
       ScaleCodes(a.scale, amax, nb, scale_codes, mult);
     }
 
-    // (3) Scale, encode, store one code per byte: a flat loop over the
-    // chunk, four vectors per step (StoreBytes4 packs them with two
-    // saturating packs and one permute), each vector with its block's
-    // multiplier; NaN blocks are overwritten afterwards.
-    const size_t n = nb * kBlock;
-    size_t i = 0;
-    for (; i + 4 * N <= n; i += 4 * N) {
-      const VU c0 = EncodeAt(d, src, mult, i);
-      const VU c1 = EncodeAt(d, src, mult, i + N);
-      const VU c2 = EncodeAt(d, src, mult, i + 2 * N);
-      const VU c3 = EncodeAt(d, src, mult, i + 3 * N);
-      StoreBytes4(du, c0, c1, c2, c3, codes + i);
+    // (3) Scale, encode, store one code per byte. The F16C encoder runs
+    // with FTZ (products below 2^-126 flush to +-0, which encode to +-0
+    // anyway) but without DAZ: elements are scaled, possibly up, before the
+    // encoder sees them, so subnormal inputs must stay exact. Passes 1-2 run
+    // in the default environment (NVFP4 scale products may be subnormal).
+#ifdef MXPACK_HAVE_F16C_ENCODE
+    {
+      const ScopedFlushDenormals ftz(/*daz=*/false);
+      EncodeChunk(src, mult, nb * kBlock, codes);
     }
-    for (; i < n; i += N) {
-      hn::StoreU(hn::TruncateTo(d8, EncodeAt(d, src, mult, i)), d8, codes + i);
-    }
+#else
+    EncodeChunk(src, mult, nb * kBlock, codes);
+#endif
     for (size_t b = 0; b < nb; ++b) {
       if (HWY_UNLIKELY(scale_codes[b] == kNanScale)) {
         // A NaN block: every element is encode(NaN) (x / NaN), satfinite.
@@ -175,21 +178,60 @@ class MxBlockQuantizer {
   }
 
  private:
+  // Pass 3 over the chunk's n elements: scale, encode, store one code per
+  // byte; a flat loop, four vectors per step (EncodeToU8x4, or StoreBytes4
+  // with two saturating packs and one permute), each vector with its block's
+  // multiplier. NaN blocks are overwritten by Run afterwards. Not inlined: Run
+  // changes MXCSR around it.
+  static HWY_NOINLINE void EncodeChunk(const uint8_t* HWY_RESTRICT src,
+                                       const float* HWY_RESTRICT mult, size_t n,
+                                       uint8_t* HWY_RESTRICT codes) {
+    const D d;
+    const DU du;
+    const hn::Rebind<uint8_t, DU> d8;
+    const size_t N = hn::Lanes(d);
+    size_t i = 0;
+#ifdef MXPACK_HAVE_F16C_ENCODE
+    if constexpr (kF16c) {
+      using Enc = F16cEncodeF32<kElem, true>;
+      const hn::Repartition<uint8_t, DU> d8x4;
+      for (; i + 4 * N <= n; i += 4 * N) {
+        hn::StoreU(Enc::EncodeToU8x4(du, ScaledAt(d, src, mult, i), ScaledAt(d, src, mult, i + N),
+                                     ScaledAt(d, src, mult, i + 2 * N),
+                                     ScaledAt(d, src, mult, i + 3 * N)),
+                   d8x4, codes + i);
+      }
+    }
+#endif
+    for (; i + 4 * N <= n; i += 4 * N) {
+      const VU c0 = EncodeAt(d, src, mult, i);
+      const VU c1 = EncodeAt(d, src, mult, i + N);
+      const VU c2 = EncodeAt(d, src, mult, i + 2 * N);
+      const VU c3 = EncodeAt(d, src, mult, i + 3 * N);
+      StoreBytes4(du, c0, c1, c2, c3, codes + i);
+    }
+    for (; i < n; i += N) {
+      hn::StoreU(hn::TruncateTo(d8, EncodeAt(d, src, mult, i)), d8, codes + i);
+    }
+  }
+
   // Codes of the N elements starting at element i of the chunk: x * 2^-s
   // (MX) or x / (d * t), x * 0 when d * t == 0 (NVFP4), then the shared
   // rn/satfinite encoder.
   static HWY_INLINE VU EncodeAt(D d, const uint8_t* HWY_RESTRICT src,
                                 const float* HWY_RESTRICT mult, size_t i) {
+    return FastEncodeF32<kElem, true>::EncodeRn(DU(), ScaledAt(d, src, mult, i));
+  }
+  // The f32 bits the encoder sees for the N elements starting at element i.
+  static HWY_INLINE VU ScaledAt(D d, const uint8_t* HWY_RESTRICT src,
+                                const float* HWY_RESTRICT mult, size_t i) {
     const DU du;
     const hn::Vec<D> x = hn::BitCast(d, Load(du, src, i));
     const hn::Vec<D> vm = hn::Set(d, mult[i / kBlock]);
-    hn::Vec<D> y;
     if (kNvfp4) {
-      y = hn::IfThenElse(hn::Eq(vm, hn::Zero(d)), hn::Mul(x, vm), hn::Div(x, vm));
-    } else {
-      y = hn::Mul(x, vm);
+      return hn::BitCast(du, hn::IfThenElse(hn::Eq(vm, hn::Zero(d)), hn::Mul(x, vm), hn::Div(x, vm)));
     }
-    return FastEncodeF32<kElem, true>::EncodeRn(du, hn::BitCast(du, y));
+    return hn::BitCast(du, hn::Mul(x, vm));
   }
 
   // MX scale codes and multipliers 2^-s of `nb` blocks from their amax bits,

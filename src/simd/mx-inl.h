@@ -80,7 +80,7 @@ class MxBlockQuantizer {
     constexpr size_t kSrcBytes = kBf16 ? 2 : 4;
     const VU abs_mask = hn::Set(du, 0x7FFFFFFFu);
     HWY_ALIGN uint32_t amax[kMaxBlocks];
-    HWY_ALIGN float mult[kMaxBlocks];
+    HWY_ALIGN float mult[kMaxBlocks] = {};  // (GCC 12 -Wmaybe-uninitialized, SCALAR)
 
     // (1) amax as the integer max of |x| bits (NaN bits exceed Inf's), N
     // blocks at a time: a vertical max per block, then a max tree of

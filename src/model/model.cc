@@ -420,7 +420,11 @@ absl::StatusOr<ModelOutput> QuantizeModel(const SafetensorsView& in,
 absl::StatusOr<std::vector<QuantizedTensorInfo>> ListQuantizedTensors(
     const SafetensorsView& in) {
   std::vector<QuantizedTensorInfo> list;
-  for (const auto& [key, value] : in.metadata) {
+  for (const auto& entry : in.metadata) {
+    // Named references, not structured bindings: the lambdas below capture
+    // `key`, which C++17 (and clang 14) does not allow for bindings.
+    const std::string& key = entry.first;
+    const std::string& value = entry.second;
     if (!absl::StartsWith(key, kModelTensorKeyPrefix)) continue;
     QuantizedTensorInfo q;
     q.name = key.substr(std::strlen(kModelTensorKeyPrefix));

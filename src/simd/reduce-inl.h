@@ -19,13 +19,16 @@
 // fp8 kernels run only on chunks without NaN/Inf codes (checked per chunk on
 // whole u8 vectors); other chunks run the scalar reference.
 
-// AVX512-FP16 kernels (x86-64, GCC >= 12 / clang >= 14): the fp8 acc::f16
+// AVX512-FP16 kernels (x86-64, GCC >= 12 / clang >= 16): the fp8 acc::f16
 // models in f16 lanes with native f16 adds, used by the AVX3 targets on CPUs
-// with AVX512-FP16 (Sapphire Rapids and later).
+// with AVX512-FP16 (Sapphire Rapids and later). clang 14 lacks
+// __builtin_cpu_supports("avx512fp16") and only declares the f16 intrinsics
+// when the whole translation unit targets AVX512-FP16, so clang builds before
+// 16 use the Highway kernels.
 #ifndef MXPACK_SRC_SIMD_REDUCE_FP16_MACROS_
 #define MXPACK_SRC_SIMD_REDUCE_FP16_MACROS_
 #if (defined(__x86_64__) || defined(_M_X64)) &&                     \
-    ((defined(__clang__) && __clang_major__ >= 14) ||               \
+    ((defined(__clang__) && __clang_major__ >= 16) ||               \
      (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 12))
 #define MXPACK_REDUCE_FP16_INTRIN 1
 #define MXPACK_FP16_TARGET                                                  \

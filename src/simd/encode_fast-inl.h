@@ -155,6 +155,24 @@ struct FastEncodeF32 {
 // bit-identical to scalar::Convert(kBF16, kTo, bits, rn policy). x86 only
 // (the subnormal path widens with per-block zips and re-packs with the x86
 // per-block saturating pack, which restores the lane order).
+// The last steps of a 16-bit-lane encoder (FastEncodeBF16, F16cEncodeF32):
+// `code` is the clamped magnitude code, `src` the source bits with the sign
+// in bit 15. relu zeroes negative values and -0; otherwise signed formats get
+// the sign bit (bits - 1); NaN lanes become the canonical NaN code.
+template <Format kTo, bool kRelu, class D16, class M>
+HWY_INLINE hn::Vec<D16> SignReluNanU16(D16 d16, hn::Vec<D16> code, hn::Vec<D16> src, M is_nan) {
+  constexpr internal::FastFormat kT = internal::FastFormatOf(kTo);
+  const hn::RebindToSigned<D16> di16;
+  if (kRelu) {
+    code = hn::IfThenZeroElse(hn::RebindMask(d16, hn::Lt(hn::BitCast(di16, src), hn::Zero(di16))),
+                              code);
+  } else if (kT.has_sign) {
+    code = hn::OrAnd(code, hn::ShiftRight<16 - kT.bits>(src),
+                     hn::Set(d16, static_cast<uint16_t>(1u << (kT.bits - 1))));
+  }
+  return hn::IfThenElse(is_nan, hn::Set(d16, static_cast<uint16_t>(kT.nan_code)), code);
+}
+
 template <Format kTo, bool kSatFinite, bool kRelu = false>
 struct FastEncodeBF16 {
   using F32 = FastEncodeF32<kTo, kSatFinite, kRelu>;
@@ -196,14 +214,7 @@ struct FastEncodeBF16 {
     code = hn::BitCast(d16, hn::Min(hn::BitCast(di16, code),
                                     hn::Set(di16, static_cast<int16_t>(F32::kClamp))));
     const auto is_nan = hn::RebindMask(d16, hn::Gt(abs_i, hn::Set(di16, int16_t{0x7F80})));
-    if (kRelu) {
-      code = hn::IfThenZeroElse(
-          hn::RebindMask(d16, hn::Lt(hn::BitCast(di16, bf16_bits), hn::Zero(di16))), code);
-    } else if (kT.has_sign) {
-      code = hn::OrAnd(code, hn::ShiftRight<16 - kT.bits>(bf16_bits),
-                       hn::Set(d16, static_cast<uint16_t>(1u << (kT.bits - 1))));
-    }
-    return hn::IfThenElse(is_nan, hn::Set(d16, static_cast<uint16_t>(kT.nan_code)), code);
+    return SignReluNanU16<kTo, kRelu>(d16, code, bf16_bits, is_nan);
   }
 };
 #endif  // HWY_ARCH_X86 && !EMU128 && !SCALAR
@@ -314,14 +325,7 @@ struct F16cEncodeF32 {
     code = hn::Min(code, hn::Set(d16, static_cast<uint16_t>(F32::kClamp)));
     const auto is_nan =
         hn::RebindMask(d16, hn::Gt(hn::BitCast(di16, a), hn::Set(di16, int16_t{0x7C00})));
-    if (kRelu) {
-      code = hn::IfThenZeroElse(
-          hn::RebindMask(d16, hn::Lt(hn::BitCast(di16, h), hn::Zero(di16))), code);
-    } else if (kT.has_sign) {
-      code = hn::OrAnd(code, hn::ShiftRight<16 - kT.bits>(h),
-                       hn::Set(d16, static_cast<uint16_t>(1u << (kT.bits - 1))));
-    }
-    return hn::IfThenElse(is_nan, hn::Set(d16, static_cast<uint16_t>(kT.nan_code)), code);
+    return SignReluNanU16<kTo, kRelu>(d16, code, h, is_nan);
   }
 
   // Four u32 vectors of f32 bits -> their 4N codes, in order, as u8 lanes.

@@ -177,6 +177,9 @@ HWY_INLINE void ForEachPaddedVector(const uint8_t* HWY_RESTRICT in,
       i = N - misalign;
     }
     for (; i + 2 * N <= bytes; i += 2 * N) {
+      // Software prefetch 1 KiB ahead (a hint; never faults past the end):
+      // b6x16_p32 from DRAM 0.78-0.80x -> 0.85x memcpy, b4x16_p64 within noise.
+      hwy::Prefetch(in + i + 1024);
       const auto a = hn::LoadU(d, in + i);
       const auto b = hn::LoadU(d, in + i + N);
       hn::Stream(step(d, a), d, out + i);

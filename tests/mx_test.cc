@@ -8,6 +8,9 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 #include <string>
 #include <vector>
 
@@ -654,6 +657,49 @@ TEST(MxSimd, TinyBlocksEveryTarget) {
     }
   }
 }
+
+#if defined(__x86_64__) || defined(__i386__)
+TEST(MxSimd, CallerFtzDazDoesNotChangeMxResults) {
+  // A caller running with MXCSR.FTZ and .DAZ set (-ffast-math libraries,
+  // torch.set_flush_denormal): the MX kernels clear DAZ around the element
+  // pass, so subnormal inputs that the scale multiplies up still encode
+  // exactly, on every target. (NVFP4 computes its scales in the caller's
+  // environment and is not covered.)
+  std::mt19937 rng(777);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  constexpr size_t kRows = 24, kCols = 64;
+  std::vector<float> x(kRows * kCols);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const int be = (i / 32) % 2 == 0 ? -128 - static_cast<int>((i / 64) % 20) : -3;
+    x[i] = std::ldexp(u(rng), be - static_cast<int>(rng() % 4u));
+  }
+  struct MxcsrGuard {
+    unsigned saved = _mm_getcsr();
+    MxcsrGuard() { _mm_setcsr(saved | 0x8040u); }
+    ~MxcsrGuard() { _mm_setcsr(saved); }
+  };
+  for (Format from : {Format::kF32, Format::kBF16}) {
+    const std::vector<uint8_t> in = ToSource(x, from);
+    for (MxFormat f : kFormats) {
+      if (f == MxFormat::kNvfp4) continue;
+      MxOptions o;
+      absl::StatusOr<MxTensor> ref = QuantizeMx(f, from, in, kRows, kCols, o, Impl{Impl::kScalar});
+      ASSERT_TRUE(ref.ok()) << ref.status();
+      for (int64_t target : AvailableTargets()) {
+        absl::StatusOr<MxTensor> got;
+        {
+          const MxcsrGuard ftz_daz;
+          got = QuantizeMx(f, from, in, kRows, kCols, o, Impl{target});
+        }
+        ASSERT_TRUE(got.ok());
+        ASSERT_EQ(got->scales, ref->scales) << MxFormatName(f) << " " << ImplName(Impl{target});
+        ASSERT_EQ(got->elements, ref->elements)
+            << MxFormatName(f) << " from " << FormatName(from) << " " << ImplName(Impl{target});
+      }
+    }
+  }
+}
+#endif
 
 TEST(MxSimd, RowRangesComposeToTheWholeTensor) {
   // Quantizing [0,128) and [128,300) separately equals one call (tcgen05 scale

@@ -95,8 +95,9 @@ TEST(ScalarDecode, HandCheckedSpecials) {
   EXPECT_EQ(scalar::Convert(Format::kE4M3, Format::kF16, 0xFF, relu), 0x7FFFu);
 }
 
-// Decoding to f16 and bf16 is exact: compare with the compiler's own exact
-// conversion of the golden value.
+// Decoding to f16 and bf16 is exact: compare with the golden value's bits,
+// built independently (bf16: the top half of the f32; f16: ExactF16Bits).
+
 // The f16 bits of v, which must be an f16 value exactly (finite, or +-Inf).
 uint32_t ExactF16Bits(double v) {
   const uint32_t sign = std::signbit(v) ? 0x8000u : 0u;

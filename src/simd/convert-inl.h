@@ -500,7 +500,7 @@ struct FastDecodeNarrow {
 // at `src` (f32/f16/bf16; N = Lanes(du)) -> their 4N codes, in order, as u8
 // lanes (not for HWY_SCALAR, whose u8 vector has one lane). kF16c: f32/f16
 // sources go through F16cEncodeF32 (x86 AVX2/AVX-512); run such loops under
-// ScopedFlushDenormals, in a non-inlined function. Shared by FastEncodeArray,
+// internal::ScopedFlushDenormals, in a non-inlined function. Shared by FastEncodeArray,
 // the fused padded-layout quantizer and the MX kernel.
 template <internal::SrcKind kSrc, Format kTo, bool kSatFinite, bool kRelu>
 struct EncodeStep4 {
@@ -545,7 +545,7 @@ struct EncodeStep4 {
 
 #ifdef MXPACK_HAVE_F16C_ENCODE
 // f32/f16 -> narrow through EncodeStep4's F16C path. Call under
-// ScopedFlushDenormals; not inlined so no FP work moves across the MXCSR
+// internal::ScopedFlushDenormals; not inlined so no FP work moves across the MXCSR
 // writes.
 template <internal::SrcKind kSrc, Format kTo, bool kSatFinite, bool kRelu>
 HWY_NOINLINE void F16cEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
@@ -583,7 +583,7 @@ void FastEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, 
 #endif
 #ifdef MXPACK_HAVE_F16C_ENCODE
   if constexpr (kSrc != internal::SrcKind::kBF16 && internal::FastFormatOf(kTo).bits <= 8) {
-    const ScopedFlushDenormals ftz;
+    const internal::ScopedFlushDenormals ftz;
     F16cEncodeArray<kSrc, kTo, kSatFinite, kRelu>(in, out, n);
     return;
   }

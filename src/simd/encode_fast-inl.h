@@ -34,6 +34,9 @@
 
 #include "hwy/highway.h"
 #include "mxpack/format.h"
+#if HWY_ARCH_X86
+#include <xmmintrin.h>  // _mm_getcsr / _mm_setcsr
+#endif
 
 // Target-independent constants: defined once (outside the per-target part).
 #ifndef MXPACK_SRC_SIMD_ENCODE_FAST_CONSTANTS_
@@ -72,6 +75,34 @@ constexpr bool HasFastEncode(Format to, bool satfinite, bool relu) {
   const bool has_nan_or_inf = t.overflow_code != t.max_code;
   return (satfinite || has_nan_or_inf) && (!relu || t.has_sign);
 }
+
+#if HWY_ARCH_X86
+// Puts MXCSR in a known state for its lifetime: FTZ on, DAZ on or off (`daz`),
+// round to nearest; on destruction restores the caller's MXCSR, keeping the
+// exception flags raised meanwhile. With FTZ, F16cEncodeF32's scaling
+// multiply flushes products below 2^-126 (they encode to +-0 either way)
+// instead of taking a microcode assist for each subnormal result (about 10x
+// slower on inputs with tiny values); vcvtps2ph ignores FTZ, so the f16
+// subnormal results the codes' subnormals need are unaffected. DAZ is fine
+// for a plain convert, whose multiply only scales down; callers that scale
+// subnormal inputs up (MX) pass daz = false, which also undoes a DAZ the
+// caller may have set. Construct it outside a non-inlined function that
+// holds all the guarded floating-point work, so the compiler cannot move
+// that work across the MXCSR writes.
+class ScopedFlushDenormals {
+ public:
+  explicit ScopedFlushDenormals(bool daz = true) : saved_(_mm_getcsr()) {
+    // Bits: 0x8000 FTZ, 0x0040 DAZ, 0x6000 rounding control (00 = nearest).
+    _mm_setcsr((saved_ & ~0x6040u) | 0x8000u | (daz ? 0x0040u : 0u));
+  }
+  ~ScopedFlushDenormals() { _mm_setcsr(saved_ | (_mm_getcsr() & 0x3Fu)); }
+  ScopedFlushDenormals(const ScopedFlushDenormals&) = delete;
+  ScopedFlushDenormals& operator=(const ScopedFlushDenormals&) = delete;
+
+ private:
+  unsigned saved_;
+};
+#endif  // HWY_ARCH_X86
 
 }  // namespace mxpack::internal
 #endif  // MXPACK_SRC_SIMD_ENCODE_FAST_CONSTANTS_
@@ -225,12 +256,12 @@ struct FastEncodeBF16 {
 // f32 -> narrow codes through the hardware f32 -> f16 conversion, in u16
 // lanes (x86 AVX2 / AVX-512; 256/512-bit vectors):
 //
-//   F16cEncodeF32<kTo, kSatFinite, kRelu>::EncodeToU8x4(du, v0, v1, v2, v3 [, mul])
+//   F16cEncodeF32<kTo, kSatFinite, kRelu>::EncodeToU8x4(du, v0, v1, v2, v3)
 //
 // returns the 4N codes of four u32 vectors of f32 bits, in order, as one u8
-// vector, bit-identical to FastEncodeF32 (scalar::Convert rn) on the values
-// v * mul (mul: an exact power of two, default 1; MX block scales pass
-// 2^-X). kTo: e2m1, e2m3, e3m2, e4m3, e5m2, ue4m3.
+// vector, bit-identical to FastEncodeF32 (scalar::Convert rn). kTo: e2m1,
+// e2m3, e3m2, e4m3, e5m2, ue4m3. (Callers that scale, such as MX, multiply
+// first: the sticky bit below assumes the bits it sees are the value's.)
 //
 // Method. With the scale 2^(bias - 15) the f16 exponent field equals the
 // code's exponent field, so the code's grid is the f16 grid with the low
@@ -250,29 +281,9 @@ struct FastEncodeBF16 {
 // then the saturation clamp, sign (or relu) and NaN as FastEncodeF32.
 // Overflow: the truncation never produces Inf from a finite value and any
 // finite f16 above the code's max clamps, so satfinite and nosat agree with
-// FastEncodeF32. Requires the default floating-point environment.
-// Sets MXCSR.FTZ and .DAZ for its lifetime: F16cEncodeF32's scaling multiply
-// then flushes the products below 2^-126 (they encode to +-0 either way) instead
-// of taking a microcode assist for each subnormal result (about 10x slower on
-// inputs with tiny values). vcvtps2ph ignores FTZ, so f16 subnormal results,
-// which the codes' subnormals need, are unaffected. Keep the guarded work in a
-// separate non-inlined function so the compiler cannot move it across the
-// MXCSR writes.
-// `daz` also treats subnormal inputs as zero (fine for a plain convert, whose
-// multiply only scales down; not for callers that scale up, such as MX).
-class ScopedFlushDenormals {
- public:
-  explicit ScopedFlushDenormals(bool daz = true) : saved_(_mm_getcsr()) {
-    _mm_setcsr(saved_ | (daz ? 0x8040u : 0x8000u));
-  }
-  ~ScopedFlushDenormals() { _mm_setcsr(saved_); }
-  ScopedFlushDenormals(const ScopedFlushDenormals&) = delete;
-  ScopedFlushDenormals& operator=(const ScopedFlushDenormals&) = delete;
-
- private:
-  unsigned saved_;
-};
-
+// FastEncodeF32. Run the loops under internal::ScopedFlushDenormals (results
+// are the same without it, only slower on tiny inputs) in a non-inlined
+// function.
 template <Format kTo, bool kSatFinite, bool kRelu = false>
 struct F16cEncodeF32 {
   using F32 = FastEncodeF32<kTo, kSatFinite, kRelu>;  // policy legality
@@ -284,11 +295,12 @@ struct F16cEncodeF32 {
   static constexpr float kScale = 1.0f / static_cast<float>(1u << (15 - kT.bias));
 
   // Two u32 vectors of f32 bits -> 2N f16 bits (u16 lanes, in order) of
-  // v * mul * 2^(bias - 15), truncated after the sticky OR.
+  // v * 2^(bias - 15), truncated after the sticky OR.
   template <class DU32>
   static HWY_INLINE hn::Vec<hn::Repartition<uint16_t, DU32>> ToScaledF16(
-      DU32 du, hn::Vec<DU32> a, hn::Vec<DU32> b, hn::Vec<hn::RebindToFloat<DU32>> mul) {
+      DU32 du, hn::Vec<DU32> a, hn::Vec<DU32> b) {
     const hn::RebindToFloat<DU32> df;
+    const auto mul = hn::Set(df, kScale);
     const hn::Repartition<uint16_t, DU32> d16;
     const auto low = hn::Set(du, (1u << kStickyBit) - 1);
     const auto stick = hn::Set(du, 1u << kStickyBit);
@@ -331,13 +343,10 @@ struct F16cEncodeF32 {
   // Four u32 vectors of f32 bits -> their 4N codes, in order, as u8 lanes.
   template <class DU32>
   static HWY_INLINE hn::Vec<hn::Repartition<uint8_t, DU32>> EncodeToU8x4(
-      DU32 du, hn::Vec<DU32> v0, hn::Vec<DU32> v1, hn::Vec<DU32> v2, hn::Vec<DU32> v3,
-      hn::Vec<hn::RebindToFloat<DU32>> mul) {
+      DU32 du, hn::Vec<DU32> v0, hn::Vec<DU32> v1, hn::Vec<DU32> v2, hn::Vec<DU32> v3) {
     const hn::Repartition<uint16_t, DU32> d16;
-    const hn::RebindToFloat<DU32> df;
-    const auto m = hn::Mul(mul, hn::Set(df, kScale));
-    const auto c0 = EncodeScaled(d16, ToScaledF16(du, v0, v1, m));
-    const auto c1 = EncodeScaled(d16, ToScaledF16(du, v2, v3, m));
+    const auto c0 = EncodeScaled(d16, ToScaledF16(du, v0, v1));
+    const auto c1 = EncodeScaled(d16, ToScaledF16(du, v2, v3));
     // Per 128-bit block the pack interleaves c0 / c1 in 8-byte groups; one
     // u64 permute restores the order.
 #if HWY_TARGET <= HWY_AVX3
@@ -348,11 +357,6 @@ struct F16cEncodeF32 {
     return hn::Vec<hn::Repartition<uint8_t, DU32>>{
         _mm256_permute4x64_epi64(_mm256_packus_epi16(c0.raw, c1.raw), 0xD8)};
 #endif
-  }
-  template <class DU32>
-  static HWY_INLINE hn::Vec<hn::Repartition<uint8_t, DU32>> EncodeToU8x4(
-      DU32 du, hn::Vec<DU32> v0, hn::Vec<DU32> v1, hn::Vec<DU32> v2, hn::Vec<DU32> v3) {
-    return EncodeToU8x4(du, v0, v1, v2, v3, hn::Set(hn::RebindToFloat<DU32>(), 1.0f));
   }
 };
 #endif  // F16C encode

@@ -155,16 +155,15 @@ class MxBlockQuantizer {
       ScaleCodes(a.scale, amax, nb, scale_codes, mult);
     }
 
-    // (3) Scale, encode, store one code per byte. The F16C encoder runs
-    // with FTZ (products below 2^-126 flush to +-0, which encode to +-0
-    // anyway) but without DAZ: elements are scaled, possibly up, before the
-    // encoder sees them, so subnormal inputs must stay exact. Passes 1-2 run
-    // in the default environment (NVFP4 scale products may be subnormal).
-#ifdef MXPACK_HAVE_F16C_ENCODE
-    {
-      const ScopedFlushDenormals ftz(/*daz=*/false);
-      EncodeChunk(src, mult, nb * kBlock, codes);
-    }
+    // (3) Scale, encode, store one code per byte. On x86 it runs with FTZ
+    // (products below 2^-126 flush to +-0, which encode to +-0 anyway; the
+    // F16C encoder would otherwise take microcode assists) and with DAZ
+    // cleared even if the caller set it: elements are scaled, possibly up,
+    // before the encoder sees them, so subnormal inputs must stay exact.
+    // Passes 1-2 run in the caller's environment (NVFP4 scale products may be
+    // subnormal).
+#if HWY_ARCH_X86
+    EncodeChunkFtz(src, mult, nb * kBlock, codes);
 #else
     EncodeChunk(src, mult, nb * kBlock, codes);
 #endif
@@ -178,11 +177,23 @@ class MxBlockQuantizer {
   }
 
  private:
+#if HWY_ARCH_X86
+  // EncodeChunk under ScopedFlushDenormals(daz = false). Both functions are
+  // non-inlined, so no floating-point work of the caller or of EncodeChunk
+  // can move across the MXCSR writes.
+  static HWY_NOINLINE void EncodeChunkFtz(const uint8_t* HWY_RESTRICT src,
+                                          const float* HWY_RESTRICT mult, size_t n,
+                                          uint8_t* HWY_RESTRICT codes) {
+    const internal::ScopedFlushDenormals ftz(/*daz=*/false);
+    EncodeChunk(src, mult, n, codes);
+  }
+#endif
+
   // Pass 3 over the chunk's n elements: scale, encode, store one code per
   // byte; a flat loop, four vectors per step (EncodeToU8x4, or StoreBytes4
   // with two saturating packs and one permute), each vector with its block's
-  // multiplier. NaN blocks are overwritten by Run afterwards. Not inlined: Run
-  // changes MXCSR around it.
+  // multiplier. NaN blocks are overwritten by Run afterwards. Not inlined:
+  // EncodeChunkFtz changes MXCSR around it.
   static HWY_NOINLINE void EncodeChunk(const uint8_t* HWY_RESTRICT src,
                                        const float* HWY_RESTRICT mult, size_t n,
                                        uint8_t* HWY_RESTRICT codes) {

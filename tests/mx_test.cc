@@ -620,20 +620,28 @@ TEST(MxSimd, EveryTargetEqualsScalar) {
   }
 }
 
+// n values u * 2^(binade_of(i) - k), u uniform in (-1, 1), k in 0..3.
+template <class BinadeOf>
+std::vector<float> RandomAtBinades(size_t n, uint32_t seed, const BinadeOf& binade_of) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> x(n);
+  for (size_t i = 0; i < n; ++i) {
+    x[i] = std::ldexp(u(rng), binade_of(i) - static_cast<int>(rng() % 4u));
+  }
+  return x;
+}
+
 TEST(MxSimd, TinyBlocksEveryTarget) {
   // Whole blocks of f32 subnormals and tiny normals: their scales multiply
   // the elements up (by as much as 2^127), so the SIMD encoders must see the
   // exact subnormal inputs (the F16C path runs with FTZ but without DAZ) and
   // round the scaled values with the right sticky bits. Random mantissas at
   // every binade from 2^-149 to 2^-110; each target equals the reference.
-  std::mt19937 rng(4242);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   constexpr size_t kRows = 40, kCols = 64;
-  std::vector<float> x(kRows * kCols);
-  for (size_t i = 0; i < x.size(); ++i) {
-    const int be = -110 - static_cast<int>((i / 16) % 40);  // per 16 elements
-    x[i] = std::ldexp(u(rng), be - static_cast<int>(rng() % 4u));
-  }
+  const std::vector<float> x = RandomAtBinades(kRows * kCols, 4242, [](size_t i) {
+    return -110 - static_cast<int>((i / 16) % 40);  // per 16 elements
+  });
   for (Format from : {Format::kF32, Format::kBF16}) {
     const std::vector<uint8_t> in = ToSource(x, from);
     for (MxFormat f : kFormats) {
@@ -665,14 +673,10 @@ TEST(MxSimd, CallerFtzDazDoesNotChangeMxResults) {
   // pass, so subnormal inputs that the scale multiplies up still encode
   // exactly, on every target. (NVFP4 computes its scales in the caller's
   // environment and is not covered.)
-  std::mt19937 rng(777);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   constexpr size_t kRows = 24, kCols = 64;
-  std::vector<float> x(kRows * kCols);
-  for (size_t i = 0; i < x.size(); ++i) {
-    const int be = (i / 32) % 2 == 0 ? -128 - static_cast<int>((i / 64) % 20) : -3;
-    x[i] = std::ldexp(u(rng), be - static_cast<int>(rng() % 4u));
-  }
+  const std::vector<float> x = RandomAtBinades(kRows * kCols, 777, [](size_t i) {
+    return (i / 32) % 2 == 0 ? -128 - static_cast<int>((i / 64) % 20) : -3;
+  });
   struct MxcsrGuard {
     unsigned saved = _mm_getcsr();
     MxcsrGuard() { _mm_setcsr(saved | 0x8040u); }

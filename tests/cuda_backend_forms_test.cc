@@ -5,6 +5,7 @@
 // kUnavailable with a reason.
 #include <set>
 #include <string>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
@@ -65,24 +66,19 @@ TEST(CudaForms, Tcgen05FormsPassPtxCheck) {
   EXPECT_EQ(shapes.size(), 6u);
   EXPECT_EQ(formats.size(), 3u);
   EXPECT_EQ(TmemCpForms().size(), 18u);
-  for (const char* s : TmemLdForms()) {
-    const PtxCheckResult r = CheckPtx(s, "sm_100a");
-    EXPECT_TRUE(r.ok) << s << ": " << r.text;
-    auto inst = tcgen05::Parse(s);
-    ASSERT_TRUE(inst.ok()) << s;
-    EXPECT_EQ(inst->op, tcgen05::Op::kLd);
-    // The kernel has 2- and 4-register variants only.
-    EXPECT_TRUE(tcgen05::NumRegisters(*inst) == 2 || tcgen05::NumRegisters(*inst) == 4)
-        << s;
-  }
-  for (const char* s : TmemStForms()) {
-    const PtxCheckResult r = CheckPtx(s, "sm_100a");
-    EXPECT_TRUE(r.ok) << s << ": " << r.text;
-    auto inst = tcgen05::Parse(s);
-    ASSERT_TRUE(inst.ok()) << s;
-    EXPECT_EQ(inst->op, tcgen05::Op::kSt);
-    EXPECT_TRUE(tcgen05::NumRegisters(*inst) == 2 || tcgen05::NumRegisters(*inst) == 4)
-        << s;
+  // Every ld and st fragment form: legal on sm_100a, the right op, and one
+  // of the kernels' 2- and 4-register variants.
+  for (const auto& [forms, op] :
+       {std::pair{&TmemLdForms(), tcgen05::Op::kLd}, std::pair{&TmemStForms(), tcgen05::Op::kSt}}) {
+    for (const char* s : *forms) {
+      const PtxCheckResult r = CheckPtx(s, "sm_100a");
+      EXPECT_TRUE(r.ok) << s << ": " << r.text;
+      auto inst = tcgen05::Parse(s);
+      ASSERT_TRUE(inst.ok()) << s;
+      EXPECT_EQ(inst->op, op);
+      EXPECT_TRUE(tcgen05::NumRegisters(*inst) == 2 || tcgen05::NumRegisters(*inst) == 4)
+          << s;
+    }
   }
   // st and ld cover the same shapes.
   EXPECT_EQ(TmemStForms().size(), TmemLdForms().size());

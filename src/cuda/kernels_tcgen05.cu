@@ -95,6 +95,20 @@ __device__ void FillTmem(uint32_t base, ValueFn value) {
   asm volatile("tcgen05.wait::st.sync.aligned;" ::: "memory");
 }
 
+// Allocates TMEM into *taddr_slot (shared) and fills it with FragmentPattern
+// (mxpack/cuda.h, restated for the device): the start of the ld/st kernels.
+// Returns the base address.
+__device__ uint32_t AllocFragmentPatternTmem(uint32_t* taddr_slot) {
+  Alloc(taddr_slot);
+  TcgenSync();
+  const uint32_t base = *taddr_slot;
+  FillTmem(base, [](uint32_t lane, uint32_t col) {
+    return ((0xC0DEu ^ lane) << 16) | (lane * 512u + col);
+  });
+  TcgenSync();
+  return base;
+}
+
 // All 128 x 512 cells -> out[lane * 512 + column] (tcgen05.ld.32x32b.x8).
 __device__ void ReadTmem(uint32_t base, uint32_t* out) {
   const uint32_t warp = threadIdx.x / 32, t = threadIdx.x % 32;
@@ -174,13 +188,7 @@ __global__ void __launch_bounds__(kThreads)
     TmemLdKernel(int ld_form, int nregs, uint32_t column, uint32_t* regs) {
 #if MXPACK_SM100A
   __shared__ uint32_t taddr_slot;
-  Alloc(&taddr_slot);
-  TcgenSync();
-  const uint32_t base = taddr_slot;
-  FillTmem(base, [](uint32_t lane, uint32_t col) {
-    return ((0xC0DEu ^ lane) << 16) | (lane * 512u + col);
-  });
-  TcgenSync();
+  const uint32_t base = AllocFragmentPatternTmem(&taddr_slot);
   const uint32_t warp = threadIdx.x / 32, t = threadIdx.x % 32;
   const uint32_t taddr = base + ((32 * warp) << 16) + column;
   uint32_t v[4] = {0, 0, 0, 0};
@@ -223,13 +231,7 @@ __global__ void __launch_bounds__(kThreads)
     TmemStKernel(int st_form, uint32_t column, uint32_t* cells) {
 #if MXPACK_SM100A
   __shared__ uint32_t taddr_slot;
-  Alloc(&taddr_slot);
-  TcgenSync();
-  const uint32_t base = taddr_slot;
-  FillTmem(base, [](uint32_t lane, uint32_t col) {
-    return ((0xC0DEu ^ lane) << 16) | (lane * 512u + col);
-  });
-  TcgenSync();
+  const uint32_t base = AllocFragmentPatternTmem(&taddr_slot);
   const uint32_t warp = threadIdx.x / 32, t = threadIdx.x % 32;
   const uint32_t taddr = base + ((32 * warp) << 16) + column;
   uint32_t v[4];

@@ -75,7 +75,6 @@ class MxBlockQuantizer {
     const D d;
     const DU du;
     const DI di;
-    const hn::Rebind<uint8_t, DU> d8;
     const size_t N = hn::Lanes(d);
     constexpr size_t kSrcBytes = kBf16 ? 2 : 4;
     const VU abs_mask = hn::Set(du, 0x7FFFFFFFu);
@@ -136,7 +135,7 @@ class MxBlockQuantizer {
         const hn::Vec<D> q = hn::Div(hn::BitCast(d, hn::LoadU(du, amax + b)), vden);
         const VU code =
             FastEncodeF32<Format::kUE4M3, true>::EncodeRn(du, hn::BitCast(du, q));
-        hn::StoreU(hn::TruncateTo(d8, code), d8, scale_codes + b);
+        StoreLanes<1>(du, code, scale_codes + b);
       }
       for (size_t b = 0; b < nb; ++b) {
         mult[b] = a.ue4m3[scale_codes[b] & 0x7F] * a.tensor_scale;
@@ -199,7 +198,6 @@ class MxBlockQuantizer {
                                        uint8_t* HWY_RESTRICT codes) {
     const D d;
     const DU du;
-    const hn::Rebind<uint8_t, DU> d8;
     const size_t N = hn::Lanes(d);
     size_t i = 0;
 #ifdef MXPACK_HAVE_F16C_ENCODE
@@ -222,7 +220,7 @@ class MxBlockQuantizer {
       StoreBytes4(du, c0, c1, c2, c3, codes + i);
     }
     for (; i < n; i += N) {
-      hn::StoreU(hn::TruncateTo(d8, EncodeAt(d, src, mult, i)), d8, codes + i);
+      StoreLanes<1>(du, EncodeAt(d, src, mult, i), codes + i);
     }
   }
 
@@ -255,7 +253,6 @@ class MxBlockQuantizer {
                                     float* HWY_RESTRICT mult) {
     const DU du;
     const DI di;
-    const hn::Rebind<uint8_t, DU> d8;
     const size_t N = hn::Lanes(du);
     using VI = hn::Vec<DI>;
     for (size_t b = 0; b < nb; b += N) {
@@ -293,7 +290,7 @@ class MxBlockQuantizer {
       VU m = hn::ShiftLeft<23>(field);
       m = hn::IfThenElse(hn::RebindMask(du, hn::Eq(field, hn::Zero(du))),
                          hn::Set(du, 0x00400000u), m);
-      hn::StoreU(hn::TruncateTo(d8, code), d8, scale_codes + b);
+      StoreLanes<1>(du, code, scale_codes + b);
       hn::StoreU(m, du, reinterpret_cast<uint32_t*>(mult) + b);
     }
   }

@@ -4,8 +4,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 
 #include "benchmark/benchmark.h"
+#include "mxpack/dispatch.h"
 
 namespace mxpack::bench {
 
@@ -18,6 +21,24 @@ inline constexpr int64_t kDramBytes = 256 << 20;
 // Registers Args for the three sizes: each arg is a working-set size in bytes.
 inline void WorkingSets(benchmark::internal::Benchmark* b) {
   b->Arg(kL1Bytes)->Arg(kL2Bytes)->Arg(kDramBytes);
+}
+
+// The implementation every "simd" benchmark runs: the best target, or the
+// one named by the environment variable MXPACK_BENCH_TARGET (a ParseImpl
+// name: "AVX3", "avx2", "scalar", ...), so that targets can be compared in
+// one binary. An unknown name stops the run with the list of valid ones.
+inline Impl SimdImpl() {
+  static const Impl impl = [] {
+    const char* name = std::getenv("MXPACK_BENCH_TARGET");
+    if (name == nullptr || *name == '\0') return Impl{Impl::kBest};
+    const absl::StatusOr<Impl> parsed = ParseImpl(name);
+    if (!parsed.ok()) {
+      std::fprintf(stderr, "MXPACK_BENCH_TARGET: %s\n", parsed.status().ToString().c_str());
+      std::exit(2);
+    }
+    return *parsed;
+  }();
+  return impl;
 }
 
 }  // namespace mxpack::bench

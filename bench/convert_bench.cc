@@ -31,7 +31,7 @@ void BM_Convert(benchmark::State& state, Format from, Format to, EncodePolicy p,
     rbits.resize(n);
     for (size_t i = 0; i < n; ++i) rbits[i] = RandomBits(7, i);
   }
-  const Impl impl{scalar ? Impl::kScalar : Impl::kBest};
+  const Impl impl = scalar ? Impl{Impl::kScalar} : SimdImpl();
   for (auto _ : state) {
     const absl::Status s = ConvertArray(from, to, p, in, absl::MakeSpan(out), rbits, impl);
     if (!s.ok()) state.SkipWithError(s.ToString().c_str());

@@ -47,36 +47,36 @@ void RunReduce(benchmark::State& state, MmType type, AccPrec acc, int nsrc, Impl
 }
 
 void BM_MultimemAddE4M3AccF16(benchmark::State& s) {
-  RunReduce(s, MmType::kE4M3, AccPrec::kF16, static_cast<int>(s.range(1)), Impl{});
+  RunReduce(s, MmType::kE4M3, AccPrec::kF16, static_cast<int>(s.range(1)), SimdImpl());
 }
 // The Highway kernel of the same target on CPUs whose best path is the
 // AVX512-FP16 one (identical to BM_MultimemAddE4M3AccF16 elsewhere).
 void BM_MultimemAddE4M3AccF16Highway(benchmark::State& s) {
   internal::SetReduceNativeF16Enabled(false);
-  RunReduce(s, MmType::kE4M3, AccPrec::kF16, static_cast<int>(s.range(1)), Impl{});
+  RunReduce(s, MmType::kE4M3, AccPrec::kF16, static_cast<int>(s.range(1)), SimdImpl());
   internal::SetReduceNativeF16Enabled(true);
 }
 void BM_MultimemAddE4M3AccF16Scalar(benchmark::State& s) {
   RunReduce(s, MmType::kE4M3, AccPrec::kF16, static_cast<int>(s.range(1)), Impl{Impl::kScalar});
 }
 void BM_MultimemAddBF16AccF32(benchmark::State& s) {
-  RunReduce(s, MmType::kBF16, AccPrec::kF32, static_cast<int>(s.range(1)), Impl{});
+  RunReduce(s, MmType::kBF16, AccPrec::kF32, static_cast<int>(s.range(1)), SimdImpl());
 }
 void BM_MultimemAddBF16AccF32Scalar(benchmark::State& s) {
   RunReduce(s, MmType::kBF16, AccPrec::kF32, static_cast<int>(s.range(1)), Impl{Impl::kScalar});
 }
 void BM_MultimemAddF32(benchmark::State& s) {
-  RunReduce(s, MmType::kF32, AccPrec::kNone, static_cast<int>(s.range(1)), Impl{});
+  RunReduce(s, MmType::kF32, AccPrec::kNone, static_cast<int>(s.range(1)), SimdImpl());
 }
 void BM_MultimemAddF32Scalar(benchmark::State& s) {
   RunReduce(s, MmType::kF32, AccPrec::kNone, static_cast<int>(s.range(1)), Impl{Impl::kScalar});
 }
 void BM_MultimemMaxE4M3(benchmark::State& s) {
-  RunReduce(s, MmType::kE4M3, AccPrec::kNone, static_cast<int>(s.range(1)), Impl{},
+  RunReduce(s, MmType::kE4M3, AccPrec::kNone, static_cast<int>(s.range(1)), SimdImpl(),
             ReduceOp::kMax);
 }
 void BM_MultimemMaxBF16(benchmark::State& s) {
-  RunReduce(s, MmType::kBF16, AccPrec::kNone, static_cast<int>(s.range(1)), Impl{},
+  RunReduce(s, MmType::kBF16, AccPrec::kNone, static_cast<int>(s.range(1)), SimdImpl(),
             ReduceOp::kMax);
 }
 

@@ -59,7 +59,7 @@ void BM_QuantizeMx(benchmark::State& state, MxFormat f, Format from) {
   o.layout = s.layout;
   o.scale_layout = s.scale_layout;
   o.tensor_scale = 0.001f;  // NVFP4: as computed once per tensor
-  const Impl impl{state.range(1) ? Impl::kScalar : Impl::kBest};
+  const Impl impl = state.range(1) ? Impl{Impl::kScalar} : SimdImpl();
   for (auto _ : state) {
     const absl::Status st =
         QuantizeMxRows(f, from, in, s.rows, kCols, 0, s.rows, o,
@@ -89,7 +89,7 @@ void BM_DequantizeMx(benchmark::State& state, MxFormat f) {
   absl::StatusOr<MxTensor> q = QuantizeMx(f, Format::kF32, in, s.rows, kCols, o);
   if (!q.ok()) std::abort();
   std::vector<uint8_t> out(in.size());
-  const Impl impl{state.range(1) ? Impl::kScalar : Impl::kBest};
+  const Impl impl = state.range(1) ? Impl{Impl::kScalar} : SimdImpl();
   for (auto _ : state) {
     if (!DequantizeMx(View(*q), Format::kF32, absl::MakeSpan(out), impl).ok()) {
       std::abort();

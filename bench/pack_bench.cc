@@ -27,7 +27,7 @@ void Check(const absl::Status& s) {
   }
 }
 
-Impl ImplArg(int64_t scalar) { return Impl{scalar ? Impl::kScalar : Impl::kBest}; }
+Impl ImplArg(int64_t scalar) { return scalar ? Impl{Impl::kScalar} : SimdImpl(); }
 
 // Decompress: 16 bytes in + 16 bytes out per group.
 void BM_Decompress(benchmark::State& state, Layout l) {

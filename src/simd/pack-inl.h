@@ -79,9 +79,36 @@ class PaddedCodec {
   using D = hn::ScalableTag<uint8_t>;
   using V = hn::Vec<D>;
 
+#if HWY_TARGET == HWY_AVX3_DL
+  // Byte j of every u64 of the result = the kBits-bit field at bit kBits*j
+  // of that u64 of v, placed at bit kShift: vpmultishiftqb reads 8 bits from
+  // bit kBits*j - kShift (wrapping mod 64), the mask keeps the field.
+  template <int kBits, int kShift>
+  static HWY_INLINE V MultishiftFields(D d, V v) {
+    constexpr uint64_t kOffsets = [] {
+      uint64_t o = 0;
+      for (int j = 0; j < 8; ++j) {
+        o |= static_cast<uint64_t>((kBits * j - kShift) & 63) << (8 * j);
+      }
+      return o;
+    }();
+    const V fields{_mm512_multishift_epi64_epi8(_mm512_set1_epi64(static_cast<int64_t>(kOffsets)),
+                                                v.raw)};
+    return hn::And(fields, hn::Set(d, static_cast<uint8_t>(((1u << kBits) - 1) << kShift)));
+  }
+#endif
+
   // 16 bytes b4x16_p64 per block -> 16 bytes (one per element).
   template <int kShift>
   static HWY_INLINE V Expand4(D d, V v) {
+#if HWY_TARGET == HWY_AVX3_DL
+    // VBMI: bytes 0..3 / 4..7 of the group to the low halves of the block's
+    // two u64, then vpmultishiftqb pulls code j from bit 4j (minus kShift,
+    // wrapping within the u64) into byte j.
+    alignas(16) static constexpr uint8_t kQuads[16] = {0, 1, 2, 3, 0x80, 0x80, 0x80, 0x80,
+                                                       4, 5, 6, 7, 0x80, 0x80, 0x80, 0x80};
+    return MultishiftFields<4, kShift>(d, hn::TableLookupBytesOr0(v, hn::LoadDup128(d, kQuads)));
+#else
     // Duplicate byte k into bytes 2k and 2k+1 (bytes 8..15 = padding unused).
     alignas(16) static constexpr uint8_t kDup[16] = {0, 0, 1, 1, 2, 2, 3, 3,
                                                      4, 4, 5, 5, 6, 6, 7, 7};
@@ -95,11 +122,19 @@ class PaddedCodec {
     const auto hi = hn::And(hn::ShiftRight<4 - kShift>(w),
                             hn::Set(d16, static_cast<uint16_t>(0x0F00 << kShift)));
     return hn::BitCast(d, hn::Or(lo, hi));
+#endif
   }
 
   // 16 bytes b6x16_p32 per block -> 16 bytes (one per element).
   template <int kShift>
   static HWY_INLINE V Expand6(D d, V v) {
+#if HWY_TARGET == HWY_AVX3_DL
+    // VBMI: bytes 0..5 / 6..11 of the group to the block's two u64, then
+    // vpmultishiftqb pulls code j from bit 6j (minus kShift) into byte j.
+    alignas(16) static constexpr uint8_t kSextets[16] = {0, 1, 2, 3,  4,  5,  0x80, 0x80,
+                                                         6, 7, 8, 9, 10, 11, 0x80, 0x80};
+    return MultishiftFields<6, kShift>(d, hn::TableLookupBytesOr0(v, hn::LoadDup128(d, kSextets)));
+#else
     // u32 lane g = 24-bit word of group g (bytes 3g..3g+2; byte 3 unused).
     alignas(16) static constexpr uint8_t kGroups[16] = {0, 1, 2,  2,  3,  4,  5,  5,
                                                         6, 7, 8,  8,  9, 10, 11, 11};
@@ -114,6 +149,7 @@ class PaddedCodec {
     const auto r = hn::OrAnd(hn::And(t, hn::Set(d32, 0x003F003Fu)), hn::ShiftLeft<2>(t),
                              hn::Set(d32, 0x3F003F00u));
     return hn::BitCast(d, hn::ShiftLeft<kShift>(r));
+#endif
   }
 
   // 16 bytes (one per element) per block -> b4x16_p64 with zero padding.

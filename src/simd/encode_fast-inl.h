@@ -295,8 +295,13 @@ struct F16cEncodeF32 {
   static constexpr float kScale = 1.0f / static_cast<float>(1u << (15 - kT.bias));
 
   // Two u32 vectors of f32 bits -> 2N f16 bits (u16 lanes, in order) of
-  // v * 2^(bias - 15), truncated after the sticky OR.
-  template <class DU32>
+  // v * 2^(bias - 15), truncated after the sticky OR. kPrescaled: v already
+  // carries the factor 2^(bias - 15) (its producer multiplied by it, and a
+  // product below 2^-126 flushed to zero, which encodes as the unscaled
+  // product would). kNoSticky: every f32 bit below the sticky bit P is known
+  // to be zero (e.g. bf16 sources times powers of two, under FTZ, when P <=
+  // 16), so the OR is skipped.
+  template <bool kPrescaled, bool kNoSticky, class DU32>
   static HWY_INLINE hn::Vec<hn::Repartition<uint16_t, DU32>> ToScaledF16(
       DU32 du, hn::Vec<DU32> a, hn::Vec<DU32> b) {
     const hn::RebindToFloat<DU32> df;
@@ -308,9 +313,13 @@ struct F16cEncodeF32 {
 #if HWY_TARGET <= HWY_AVX3
     static_assert(hn::MaxLanes(du) == 16, "512-bit vectors");
     const auto one = [&](hn::Vec<DU32> v) {
-      const __m512i x = _mm512_mask_or_epi32(v.raw, _mm512_test_epi32_mask(v.raw, low.raw),
-                                             v.raw, stick.raw);
-      return _mm512_cvtps_ph(hn::Mul(hn::BitCast(df, hn::Vec<DU32>{x}), mul).raw, kRz);
+      hn::Vec<DU32> x = v;
+      if constexpr (!kNoSticky) {
+        x.raw = _mm512_mask_or_epi32(v.raw, _mm512_test_epi32_mask(v.raw, low.raw), v.raw,
+                                     stick.raw);
+      }
+      const auto f = kPrescaled ? hn::BitCast(df, x) : hn::Mul(hn::BitCast(df, x), mul);
+      return _mm512_cvtps_ph(f.raw, kRz);
     };
     return hn::Vec<decltype(d16)>{
         _mm512_inserti64x4(_mm512_castsi256_si512(one(a)), one(b), 1)};
@@ -318,8 +327,9 @@ struct F16cEncodeF32 {
     static_assert(hn::MaxLanes(du) == 8, "256-bit vectors");
     const auto one = [&](hn::Vec<DU32> v) {
       // (v & low) + low carries into bit P exactly when the low bits are nonzero.
-      const auto x = hn::Or(v, hn::And(hn::Add(hn::And(v, low), low), stick));
-      return _mm256_cvtps_ph(hn::Mul(hn::BitCast(df, x), mul).raw, kRz);
+      const auto x = kNoSticky ? v : hn::Or(v, hn::And(hn::Add(hn::And(v, low), low), stick));
+      const auto f = kPrescaled ? hn::BitCast(df, x) : hn::Mul(hn::BitCast(df, x), mul);
+      return _mm256_cvtps_ph(f.raw, kRz);
     };
     return hn::Vec<decltype(d16)>{
         _mm256_inserti128_si256(_mm256_castsi128_si256(one(a)), one(b), 1)};
@@ -340,13 +350,14 @@ struct F16cEncodeF32 {
     return SignReluNanU16<kTo, kRelu>(d16, code, h, is_nan);
   }
 
-  // Four u32 vectors of f32 bits -> their 4N codes, in order, as u8 lanes.
-  template <class DU32>
+  // Four u32 vectors of f32 bits -> their 4N codes, in order, as u8 lanes
+  // (kPrescaled, kNoSticky: as ToScaledF16).
+  template <bool kPrescaled = false, bool kNoSticky = false, class DU32>
   static HWY_INLINE hn::Vec<hn::Repartition<uint8_t, DU32>> EncodeToU8x4(
       DU32 du, hn::Vec<DU32> v0, hn::Vec<DU32> v1, hn::Vec<DU32> v2, hn::Vec<DU32> v3) {
     const hn::Repartition<uint16_t, DU32> d16;
-    const auto c0 = EncodeScaled(d16, ToScaledF16(du, v0, v1));
-    const auto c1 = EncodeScaled(d16, ToScaledF16(du, v2, v3));
+    const auto c0 = EncodeScaled(d16, ToScaledF16<kPrescaled, kNoSticky>(du, v0, v1));
+    const auto c1 = EncodeScaled(d16, ToScaledF16<kPrescaled, kNoSticky>(du, v2, v3));
     // Per 128-bit block the pack interleaves c0 / c1 in 8-byte groups; one
     // u64 permute restores the order.
 #if HWY_TARGET <= HWY_AVX3

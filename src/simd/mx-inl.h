@@ -22,6 +22,8 @@
 #include "src/mx/mx_internal.h"
 #include "src/simd/convert-inl.h"  // StoreBytes4
 #include "src/simd/encode_fast-inl.h"
+#include "src/simd/padded_codec-inl.h"
+#include "mxpack/pack.h"  // scalar::SetCode (HWY_SCALAR)
 
 // Target-independent: the per-call constants of the block kernel.
 #ifndef MXPACK_SRC_SIMD_MX_ARGS_
@@ -57,29 +59,53 @@ class MxBlockQuantizer {
   static constexpr size_t kMaxBlocks = 128;
   // The scale code of a block holding a NaN.
   static constexpr uint8_t kNanScale = kNvfp4 ? 0x7F : 0xFF;
+  static constexpr size_t kSrcBytes = kBf16 ? 2 : 4;
+  static constexpr internal::FastFormat kElemT = internal::FastFormatOf(kElem);
+  // The padded layout of `padded` output (4-bit: b4x16_p64, 6-bit: b6x16_p32).
+  static constexpr Layout kPaddedLayout = kElemT.bits == 4 ? Layout::kB4x16P64 : Layout::kB6x16P32;
   // Pass 3 encodes through F16cEncodeF32 (x86 AVX2/AVX-512).
 #ifdef MXPACK_HAVE_F16C_ENCODE
   static constexpr bool kF16c = true;
 #else
   static constexpr bool kF16c = false;
 #endif
+  // MX on the F16C path: pass 2 folds the encoder's factor 2^(bias - 15)
+  // into the multipliers (2^(-s + bias - 15), built from bits, so exact and
+  // independent of MXCSR). bf16 products need no sticky bit when it sits at
+  // or below bit 16 (P = 14 + man, man <= 2: e2m1, e3m2, e5m2): their low 16
+  // bits are zero, and FTZ flushes what would be subnormal. (e2m3 and e4m3
+  // need it: bf16's lowest mantissa bit 16 lies below P = 17.)
+  static constexpr bool kFoldScale = kF16c && !kNvfp4;
+  static constexpr int kMultExp = kFoldScale ? internal::FastFormatOf(kElem).bias - 15 : 0;
+  static constexpr bool kNoSticky =
+      kFoldScale && kBf16 && internal::FastFormatOf(kElem).man_bits <= 2;
 
-  // Quantizes `nb` (<= kMaxBlocks) whole blocks of `src` into codes (one per
-  // byte) and scale codes (one per block). Three passes over the L1-resident
-  // chunk keep the per-block horizontal reductions and scalar scale formulas
-  // off the encoder's critical path: (1) amax of every block, (2) scale codes
-  // and multipliers, (3) scale + encode + store.
+  // Quantizes `nb` (<= kMaxBlocks) whole blocks of `src` into `out` and
+  // scale codes (one per block). The first `nvalid` elements are data, the
+  // rest row padding (+0 in `src`) whose codes are 0, also in NaN blocks.
+  // `padded` (4- and 6-bit elements): `out` receives b4x16_p64 / b6x16_p32
+  // groups (zero padding; one byte per element, as codes), else one code per
+  // byte. Three passes over the L1-resident chunk keep the per-block
+  // horizontal reductions and scalar scale formulas off the encoder's
+  // critical path: (1) amax of every block, (2) scale codes and multipliers,
+  // (3) scale + encode (+ compact) + store.
   static void Run(const internal::MxBlockArgs& a, const uint8_t* HWY_RESTRICT src,
-                  size_t nb, uint8_t* HWY_RESTRICT codes,
+                  size_t nb, size_t nvalid, bool padded, uint8_t* HWY_RESTRICT out,
                   uint8_t* HWY_RESTRICT scale_codes) {
     const D d;
     const DU du;
     const DI di;
     const size_t N = hn::Lanes(d);
-    constexpr size_t kSrcBytes = kBf16 ? 2 : 4;
     const VU abs_mask = hn::Set(du, 0x7FFFFFFFu);
     HWY_ALIGN uint32_t amax[kMaxBlocks];
-    HWY_ALIGN float mult[kMaxBlocks] = {};  // (GCC 12 -Wmaybe-uninitialized, SCALAR)
+    // Written for every block < nb by pass 2 (not zeroed: a 512-byte clear
+    // per chunk showed as 4% of the MXFP4 profile).
+#if HWY_TARGET == HWY_SCALAR
+    HWY_ALIGN float mult[kMaxBlocks] = {};  // (GCC 12 -Wmaybe-uninitialized)
+#else
+    HWY_ALIGN float mult[kMaxBlocks];
+#endif
+    VU amax_max = hn::Zero(du);  // max over all blocks: Inf / NaN present?
 
     // (1) amax as the integer max of |x| bits (NaN bits exceed Inf's), N
     // blocks at a time: a vertical max per block, then a max tree of
@@ -108,13 +134,15 @@ class MxBlockQuantizer {
       }
 #endif
       hn::StoreU(v[0], du, amax + g);
+      amax_max = hn::Max(amax_max, v[0]);
     }
+    const uint32_t chunk_amax = hn::GetLane(hn::MaxOfLanes(du, amax_max));
 
     // (2) Scale codes and the value each element is multiplied (MX) or
     // divided (NVFP4) by. Blocks holding an Inf (and no NaN) first get their
     // amax over the finite elements.
-    for (size_t b = 0; b < nb; ++b) {
-      if (HWY_UNLIKELY(amax[b] == 0x7F800000u)) {
+    for (size_t b = 0; HWY_UNLIKELY(chunk_amax >= 0x7F800000u) && b < nb; ++b) {
+      if (amax[b] == 0x7F800000u) {
         const uint8_t* p = src + b * kBlock * kSrcBytes;
         VU vmax = hn::Zero(du);
         for (size_t i = 0; i < kBlock; i += N) {
@@ -154,25 +182,21 @@ class MxBlockQuantizer {
       ScaleCodes(a.scale, amax, nb, scale_codes, mult);
     }
 
-    // (3) Scale, encode, store one code per byte. On x86 it runs with FTZ
-    // (products below 2^-126 flush to +-0, which encode to +-0 anyway; the
-    // F16C encoder would otherwise take microcode assists) and with DAZ
-    // cleared even if the caller set it: elements are scaled, possibly up,
-    // before the encoder sees them, so subnormal inputs must stay exact.
-    // Passes 1-2 run in the caller's environment (NVFP4 scale products may be
-    // subnormal).
+    // (3) Scale, encode, store. On x86 it runs with FTZ (products below
+    // 2^-126 flush to +-0, which encode to +-0 anyway; the F16C encoder would
+    // otherwise take microcode assists) and with DAZ cleared even if the
+    // caller set it: elements are scaled, possibly up, before the encoder
+    // sees them, so subnormal inputs must stay exact. Passes 1-2 run in the
+    // caller's environment (NVFP4 scale products may be subnormal). NaN
+    // blocks (a NaN amax, or an NVFP4 scale that encodes to NaN) get
+    // encode(NaN) in every data element (x / NaN, satfinite).
+    const bool any_nan = std::memchr(scale_codes, kNanScale, nb) != nullptr;
 #if HWY_ARCH_X86
-    EncodeChunkFtz(src, mult, nb * kBlock, codes);
+    EncodeChunkFtz(src, mult, nb * kBlock, nvalid, any_nan ? scale_codes : nullptr, padded,
+                   out);
 #else
-    EncodeChunk(src, mult, nb * kBlock, codes);
+    EncodeChunk(src, mult, nb * kBlock, nvalid, any_nan ? scale_codes : nullptr, padded, out);
 #endif
-    for (size_t b = 0; b < nb; ++b) {
-      if (HWY_UNLIKELY(scale_codes[b] == kNanScale)) {
-        // A NaN block: every element is encode(NaN) (x / NaN), satfinite.
-        std::memset(codes + b * kBlock,
-                    static_cast<int>(internal::FastFormatOf(kElem).nan_code), kBlock);
-      }
-    }
   }
 
  private:
@@ -181,62 +205,127 @@ class MxBlockQuantizer {
   // non-inlined, so no floating-point work of the caller or of EncodeChunk
   // can move across the MXCSR writes.
   static HWY_NOINLINE void EncodeChunkFtz(const uint8_t* HWY_RESTRICT src,
-                                          const float* HWY_RESTRICT mult, size_t n,
-                                          uint8_t* HWY_RESTRICT codes) {
+                                          const float* HWY_RESTRICT mult, size_t n, size_t nvalid,
+                                          const uint8_t* HWY_RESTRICT nan_scales, bool padded,
+                                          uint8_t* HWY_RESTRICT out) {
     const internal::ScopedFlushDenormals ftz(/*daz=*/false);
-    EncodeChunk(src, mult, n, codes);
+    EncodeChunk(src, mult, n, nvalid, nan_scales, padded, out);
   }
 #endif
 
-  // Pass 3 over the chunk's n elements: scale, encode, store one code per
-  // byte; a flat loop, four vectors per step (EncodeToU8x4, or StoreBytes4
-  // with two saturating packs and one permute), each vector with its block's
-  // multiplier. NaN blocks are overwritten by Run afterwards. Not inlined:
+  // Pass 3 over the chunk's n elements (see Run): nan_scales is the scale
+  // codes when some block is a NaN block, else null. Not inlined:
   // EncodeChunkFtz changes MXCSR around it.
   static HWY_NOINLINE void EncodeChunk(const uint8_t* HWY_RESTRICT src,
-                                       const float* HWY_RESTRICT mult, size_t n,
-                                       uint8_t* HWY_RESTRICT codes) {
-    const D d;
-    const DU du;
-    const size_t N = hn::Lanes(d);
-    size_t i = 0;
-#ifdef MXPACK_HAVE_F16C_ENCODE
-    if constexpr (kF16c) {
-      using Enc = F16cEncodeF32<kElem, true>;
-      const hn::Repartition<uint8_t, DU> d8x4;
-      for (; i + 4 * N <= n; i += 4 * N) {
-        hn::StoreU(Enc::EncodeToU8x4(du, ScaledAt(d, src, mult, i), ScaledAt(d, src, mult, i + N),
-                                     ScaledAt(d, src, mult, i + 2 * N),
-                                     ScaledAt(d, src, mult, i + 3 * N)),
-                   d8x4, codes + i);
+                                       const float* HWY_RESTRICT mult, size_t n, size_t nvalid,
+                                       const uint8_t* HWY_RESTRICT nan_scales, bool padded,
+                                       uint8_t* HWY_RESTRICT out) {
+#if HWY_TARGET == HWY_SCALAR
+    // One-lane vectors: codes one at a time, then the NaN blocks, padding and
+    // packing as the reference does.
+    HWY_ALIGN uint8_t codes[kMaxBlocks * 16];
+    uint8_t* c = padded ? codes : out;
+    for (size_t i = 0; i < n; ++i) {
+      StoreLanes<1>(DU(), EncodeVector(src + i * kSrcBytes, mult[i / kBlock]), c + i);
+    }
+    for (size_t i = 0; nan_scales != nullptr && i < n; ++i) {
+      if (i >= nvalid) {
+        c[i] = 0;  // padding: +0 / NaN scale gave the NaN code
+      } else if (nan_scales[i / kBlock] == kNanScale) {
+        c[i] = kElemT.nan_code;
       }
     }
+    if (padded) {
+      std::memset(out, 0, n);
+      for (size_t i = 0; i < n; ++i) scalar::SetCode(kPaddedLayout, out, i, c[i]);
+    }
+#else
+    if constexpr (kElemT.bits < 8) {
+      if (padded) return EncodeChunkT<true>(src, mult, n, nvalid, nan_scales, out);
+    }
+    EncodeChunkT<false>(src, mult, n, nvalid, nan_scales, out);
 #endif
-    for (; i + 4 * N <= n; i += 4 * N) {
-      const VU c0 = EncodeAt(d, src, mult, i);
-      const VU c1 = EncodeAt(d, src, mult, i + N);
-      const VU c2 = EncodeAt(d, src, mult, i + 2 * N);
-      const VU c3 = EncodeAt(d, src, mult, i + 3 * N);
-      StoreBytes4(du, c0, c1, c2, c3, codes + i);
-    }
-    for (; i < n; i += N) {
-      StoreLanes<1>(du, EncodeAt(d, src, mult, i), codes + i);
-    }
   }
 
-  // Codes of the N elements starting at element i of the chunk: x * 2^-s
-  // (MX) or x / (d * t), x * 0 when d * t == 0 (NVFP4), then the shared
-  // rn/satfinite encoder.
-  static HWY_INLINE VU EncodeAt(D d, const uint8_t* HWY_RESTRICT src,
-                                const float* HWY_RESTRICT mult, size_t i) {
-    return FastEncodeF32<kElem, true>::EncodeRn(DU(), ScaledAt(d, src, mult, i));
-  }
-  // The f32 bits the encoder sees for the N elements starting at element i.
-  static HWY_INLINE VU ScaledAt(D d, const uint8_t* HWY_RESTRICT src,
-                                const float* HWY_RESTRICT mult, size_t i) {
+#if HWY_TARGET != HWY_SCALAR
+  // Pass 3 proper: 4N elements per step as one u8 vector of codes
+  // (EncodeToU8x4, or four encodes and U8From4U32), the NaN blocks'
+  // override in registers (rare), kPadded: PaddedCodec's compaction of its
+  // 16-element blocks, then one store of 4N bytes. The tail (n is a
+  // multiple of 16, not of 4N) goes through zero-padded buffers.
+  template <bool kPadded>
+  static HWY_INLINE void EncodeChunkT(const uint8_t* HWY_RESTRICT src,
+                                      const float* HWY_RESTRICT mult, size_t n, size_t nvalid,
+                                      const uint8_t* HWY_RESTRICT nan_scales,
+                                      uint8_t* HWY_RESTRICT out) {
     const DU du;
-    const hn::Vec<D> x = hn::BitCast(d, Load(du, src, i));
-    const hn::Vec<D> vm = hn::Set(d, mult[i / kBlock]);
+    const hn::Repartition<uint8_t, DU> d8;
+    const size_t N = hn::Lanes(du);
+    const size_t N8 = 4 * N;
+    // Codes of the 4N elements at p (element index i of the chunk); vectors
+    // past the chunk's last block (tail) use that block's multiplier.
+    const size_t last_block = n / kBlock - 1;
+    const auto codes_at = [&](const uint8_t* p, size_t i) {
+      const auto m = [&](size_t k) { return mult[HWY_MIN((i + k * N) / kBlock, last_block)]; };
+      const float m0 = m(0), m1 = m(1), m2 = m(2), m3 = m(3);
+#ifdef MXPACK_HAVE_F16C_ENCODE
+      if constexpr (kF16c) {
+        return F16cEncodeF32<kElem, true>::template EncodeToU8x4<kFoldScale, kNoSticky>(
+            du, Scaled(p, m0), Scaled(p + N * kSrcBytes, m1), Scaled(p + 2 * N * kSrcBytes, m2),
+            Scaled(p + 3 * N * kSrcBytes, m3));
+      }
+#endif
+      return U8From4U32(du, EncodeVector(p, m0), EncodeVector(p + N * kSrcBytes, m1),
+                        EncodeVector(p + 2 * N * kSrcBytes, m2),
+                        EncodeVector(p + 3 * N * kSrcBytes, m3));
+    };
+    const auto finish = [&](hn::Vec<decltype(d8)> c, size_t i, size_t len) {
+      if (HWY_UNLIKELY(nan_scales != nullptr)) {
+        // Data lanes of NaN blocks (2) get the NaN code; padding lanes (1),
+        // whose +0 / NaN scale also gave it, get 0.
+        HWY_ALIGN uint8_t lanes[4 * hn::MaxLanes(du)] = {};
+        for (size_t j = 0; j < len; ++j) {
+          lanes[j] = i + j >= nvalid ? 1 : (nan_scales[(i + j) / kBlock] == kNanScale ? 2 : 0);
+        }
+        const auto kind = hn::Load(d8, lanes);
+        c = hn::IfThenElse(hn::Eq(kind, hn::Set(d8, 2)), hn::Set(d8, kElemT.nan_code), c);
+        c = hn::IfThenZeroElse(hn::Eq(kind, hn::Set(d8, 1)), c);
+      }
+      if constexpr (kPadded) {
+        if constexpr (kElemT.bits == 4) {
+          c = PaddedCodec::Compact4<0>(d8, c);
+        } else {
+          c = PaddedCodec::Compact6<0>(d8, c);
+        }
+      }
+      return c;
+    };
+    size_t i = 0;
+    for (; i + N8 <= n; i += N8) {
+      hn::StoreU(finish(codes_at(src + i * kSrcBytes, i), i, N8), d8, out + i);
+    }
+    if (i == n) return;
+    const size_t rest = n - i;
+    HWY_ALIGN uint8_t in_buf[4 * hn::MaxLanes(du) * kSrcBytes] = {};
+    HWY_ALIGN uint8_t out_buf[4 * hn::MaxLanes(du)];
+    std::memcpy(in_buf, src + i * kSrcBytes, rest * kSrcBytes);
+    hn::Store(finish(codes_at(in_buf, i), i, rest), d8, out_buf);
+    std::memcpy(out + i, out_buf, rest);
+  }
+#endif
+
+  // Codes (u32 lanes) of the N elements at p, scaled by m: x * m (MX) or
+  // x / m, x * 0 when m == 0 (NVFP4; m = d * t), then the shared rn /
+  // satfinite encoder.
+  static HWY_INLINE VU EncodeVector(const uint8_t* HWY_RESTRICT p, float m) {
+    return FastEncodeF32<kElem, true>::EncodeRn(DU(), Scaled(p, m));
+  }
+  // The f32 bits the encoder sees for the N elements at p.
+  static HWY_INLINE VU Scaled(const uint8_t* HWY_RESTRICT p, float m) {
+    const D d;
+    const DU du;
+    const hn::Vec<D> x = hn::BitCast(d, Load(du, p, 0));
+    const hn::Vec<D> vm = hn::Set(d, m);
     if (kNvfp4) {
       return hn::BitCast(du, hn::IfThenElse(hn::Eq(vm, hn::Zero(d)), hn::Mul(x, vm), hn::Div(x, vm)));
     }
@@ -284,12 +373,15 @@ class MxBlockQuantizer {
       code = hn::IfThenZeroElse(hn::RebindMask(du, hn::Eq(biased, hn::Zero(di))), code);
       const auto nan = hn::RebindMask(du, hn::Gt(bits_i, hn::Set(di, 0x7F800000)));
       code = hn::IfThenElse(nan, hn::Set(du, 0xFFu), code);
-      // 2^-s: exponent field 254 - code; code 254 -> the subnormal 2^-127.
-      // (NaN blocks get a multiplier too; pass 3 does not use it.)
-      const VU field = hn::Sub(hn::Set(du, 254u), hn::Min(code, hn::Set(du, 254u)));
-      VU m = hn::ShiftLeft<23>(field);
-      m = hn::IfThenElse(hn::RebindMask(du, hn::Eq(field, hn::Zero(du))),
-                         hn::Set(du, 0x00400000u), m);
+      // 2^(-s + kMultExp): exponent field e = 254 - code + kMultExp (code
+      // 254, kMultExp 0: e = 0, the subnormal 2^-127); e in [-14, 0] is the
+      // subnormal 2^(e - 127) = 2^(e + 22) * 2^-149. (NaN blocks get a
+      // multiplier too; pass 3 does not use it.)
+      const VI e = hn::Sub(hn::Set(di, 254 + kMultExp),
+                           hn::BitCast(di, hn::Min(code, hn::Set(du, 254u))));
+      const VI sub = hn::Shl(hn::Set(di, 1), hn::Max(hn::Add(e, hn::Set(di, 22)), hn::Zero(di)));
+      const VU m = hn::BitCast(du, hn::IfThenElse(hn::Lt(e, hn::Set(di, 1)), sub,
+                                                  hn::ShiftLeft<23>(e)));
       StoreLanes<1>(du, code, scale_codes + b);
       hn::StoreU(m, du, reinterpret_cast<uint32_t*>(mult) + b);
     }

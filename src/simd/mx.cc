@@ -24,14 +24,14 @@ namespace HWY_NAMESPACE {
 // Quantizes `nb` whole blocks of `src` (f32, or bf16 when `bf16`) into one
 // code per byte and one scale code per block.
 void MxQuantizeBlocks(const internal::MxBlockArgs& a, MxFormat format,
-                      bool bf16, const uint8_t* src, size_t nb, uint8_t* codes,
-                      uint8_t* scale_codes) {
+                      bool bf16, const uint8_t* src, size_t nb, size_t nvalid,
+                      bool padded, uint8_t* out, uint8_t* scale_codes) {
 #define MXPACK_MX_CASE(fmt, elem, nv)                                      \
   case MxFormat::fmt:                                                      \
     return bf16 ? MxBlockQuantizer<Format::elem, nv, true>::Run(           \
-                      a, src, nb, codes, scale_codes)                      \
+                      a, src, nb, nvalid, padded, out, scale_codes)        \
                 : MxBlockQuantizer<Format::elem, nv, false>::Run(          \
-                      a, src, nb, codes, scale_codes);
+                      a, src, nb, nvalid, padded, out, scale_codes);
   switch (format) {
     MXPACK_MX_CASE(kMxfp8E4m3, kE4M3, false)
     MXPACK_MX_CASE(kMxfp8E5m2, kE5M2, false)
@@ -103,6 +103,8 @@ void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
   const auto elem_offset = [&](size_t i) {
     return packed ? PackedBytes(*packed, i) : i;
   };
+  const bool fused_pack =
+      packed && (*packed == Layout::kB4x16P64 || *packed == Layout::kB6x16P32);
 
   // Quantizes `nb` blocks starting at block k0 of row r (they continue into
   // the next rows when rows have no padding). `src` holds `nvalid` values;
@@ -128,21 +130,33 @@ void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
       src = reinterpret_cast<const uint8_t*>(xbuf.data());
       bf16 = false;
     }
-    uint8_t* out = packed ? codes.data() : dst;
-    kernel(args, s.format, bf16, src, nb, out, scale_codes.data());
-    // Padding is code 0, also in a NaN block (as in the reference).
-    std::fill(out + nvalid, out + n, uint8_t{0});
-    // Scatter the scale codes, walking (row, block) without divisions.
+    // The kernel writes padded layouts itself (one byte per element, as
+    // codes); dense4/dense6 go through codes[] and Pack.
+    uint8_t* out = packed && !fused_pack ? codes.data() : dst;
+    kernel(args, s.format, bf16, src, nb, nvalid, fused_pack, out, scale_codes.data());
+    // Scatter the scale codes, a row's run of blocks at a time; tcgen05
+    // tiles hold 4 consecutive blocks of a row in 4 consecutive bytes.
+    const uint8_t* sc = scale_codes.data();
     size_t rr = r, k = k0;
-    size_t row_base = RowBase(rr);
-    for (size_t b = 0; b < nb; ++b) {
-      job.scales[row_base + BlockPart(k)] = scale_codes[b];
-      if (++k == bpr) {
+    for (size_t b = 0; b < nb;) {
+      const size_t run = std::min(nb - b, bpr - k);
+      uint8_t* base = job.scales + RowBase(rr);
+      if (tiled) {
+        size_t j = 0;
+        for (; j < run && (k + j) % 4 != 0; ++j) base[BlockPart(k + j)] = sc[b + j];
+        for (; j + 4 <= run; j += 4) std::memcpy(base + (k + j) / 4 * 512, sc + b + j, 4);
+        for (; j < run; ++j) base[BlockPart(k + j)] = sc[b + j];
+      } else {
+        std::memcpy(base + k, sc + b, run);
+      }
+      b += run;
+      k += run;
+      if (k == bpr) {
         k = 0;
-        row_base = RowBase(++rr);
+        ++rr;
       }
     }
-    if (packed) {
+    if (packed && !fused_pack) {
       (void)Pack(*packed, absl::MakeConstSpan(codes.data(), n),
                  absl::MakeSpan(dst, PackedBytes(*packed, n)), impl);
     }

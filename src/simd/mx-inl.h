@@ -105,37 +105,33 @@ class MxBlockQuantizer {
 #else
     HWY_ALIGN float mult[kMaxBlocks];
 #endif
-    VU amax_max = hn::Zero(du);  // max over all blocks: Inf / NaN present?
 
-    // (1) amax as the integer max of |x| bits (NaN bits exceed Inf's), N
-    // blocks at a time: a vertical max per block, then a max tree of
-    // ConcatOdd/ConcatEven so that lane j holds block j's amax (lanes of
-    // missing blocks past nb are 0, which also defines the tail of amax[]).
-    for (size_t g = 0; g < nb; g += N) {
-      VU v[16];  // N <= 16
-      for (size_t j = 0; j < N; ++j) {
-        if (g + j >= nb) {
-          v[j] = hn::Zero(du);
-          continue;
-        }
-        const uint8_t* p = src + (g + j) * kBlock * kSrcBytes;
-        VU vmax = hn::And(Load(du, p, 0), abs_mask);
-        for (size_t i = N; i < kBlock; i += N) {
-          vmax = hn::Max(vmax, hn::And(Load(du, p, i), abs_mask));
-        }
-        v[j] = vmax;
+    // (1) amax as the integer max of |x| bits (NaN bits exceed Inf's);
+    // lanes of missing blocks past nb are 0, which also defines the tail of
+    // amax[]. bf16 sources are reduced in u16 lanes (twice the lanes, no
+    // widening), then widened once per block.
+#if HWY_TARGET != HWY_SCALAR
+    if constexpr (kBf16) {
+      const hn::CappedTag<uint16_t, kBlock> d16;  // a vector never straddles blocks
+      const hn::Rebind<uint16_t, DU> dh;
+      HWY_ALIGN uint16_t amax16[kMaxBlocks];  // kMaxBlocks: a multiple of Lanes(d16)
+      const auto* s16 = reinterpret_cast<const uint16_t*>(src);
+      const auto abs16 = hn::Set(d16, uint16_t{0x7FFF});
+      BlockMaxima(d16, nb, amax16, [&](size_t b, size_t i) {
+        return hn::And(hn::LoadU(d16, s16 + b * kBlock + i), abs16);
+      });
+      for (size_t b = 0; b < nb; b += N) {
+        hn::StoreU(hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(dh, amax16 + b))), du, amax + b);
       }
-#if HWY_TARGET != HWY_SCALAR  // one lane: nothing to reduce
-      for (size_t w = N; w > 1; w /= 2) {
-        for (size_t j = 0; j < w / 2; ++j) {
-          v[j] = hn::Max(hn::ConcatOdd(du, v[2 * j + 1], v[2 * j]),
-                         hn::ConcatEven(du, v[2 * j + 1], v[2 * j]));
-        }
-      }
+    } else  // NOLINT(readability/braces)
 #endif
-      hn::StoreU(v[0], du, amax + g);
-      amax_max = hn::Max(amax_max, v[0]);
+    {
+      BlockMaxima(du, nb, amax, [&](size_t b, size_t i) {
+        return hn::And(Load(du, src + b * kBlock * kSrcBytes, i), abs_mask);
+      });
     }
+    VU amax_max = hn::Zero(du);  // max over all blocks: Inf / NaN present?
+    for (size_t b = 0; b < nb; b += N) amax_max = hn::Max(amax_max, hn::LoadU(du, amax + b));
     const uint32_t chunk_amax = hn::GetLane(hn::MaxOfLanes(du, amax_max));
 
     // (2) Scale codes and the value each element is multiplied (MX) or
@@ -200,6 +196,39 @@ class MxBlockQuantizer {
   }
 
  private:
+  // Pass 1 in lanes of DL: for every block b < nb, out[b] = the max over
+  // the block of load_abs(b, i) (the |x| bits of its lanes i, i + NL, ...),
+  // and out[b] = 0 for the missing blocks of the last group. NL blocks at a
+  // time: a vertical max per block, then a max tree of ConcatOdd/ConcatEven
+  // so that lane j holds block j's max. out must have room for nb rounded up
+  // to Lanes(dl).
+  template <class DL, class LoadAbs>
+  static HWY_INLINE void BlockMaxima(DL dl, size_t nb, hn::TFromD<DL>* HWY_RESTRICT out,
+                                     const LoadAbs& load_abs) {
+    const size_t NL = hn::Lanes(dl);
+    for (size_t g = 0; g < nb; g += NL) {
+      hn::Vec<DL> v[hn::MaxLanes(dl)];
+      for (size_t j = 0; j < NL; ++j) {
+        if (g + j >= nb) {
+          v[j] = hn::Zero(dl);
+          continue;
+        }
+        auto vmax = load_abs(g + j, 0);
+        for (size_t i = NL; i < kBlock; i += NL) vmax = hn::Max(vmax, load_abs(g + j, i));
+        v[j] = vmax;
+      }
+#if HWY_TARGET != HWY_SCALAR  // one lane: nothing to reduce
+      for (size_t w = NL; w > 1; w /= 2) {
+        for (size_t j = 0; j < w / 2; ++j) {
+          v[j] = hn::Max(hn::ConcatOdd(dl, v[2 * j + 1], v[2 * j]),
+                         hn::ConcatEven(dl, v[2 * j + 1], v[2 * j]));
+        }
+      }
+#endif
+      hn::StoreU(v[0], dl, out + g);
+    }
+  }
+
 #if HWY_ARCH_X86
   // EncodeChunk under ScopedFlushDenormals(daz = false). Both functions are
   // non-inlined, so no floating-point work of the caller or of EncodeChunk

@@ -632,6 +632,46 @@ std::vector<float> RandomAtBinades(size_t n, uint32_t seed, const BinadeOf& bina
   return x;
 }
 
+// The GPU layout of a format's elements (packed where one exists).
+ElementLayout PaddedLayoutOf(MxFormat f) {
+  const int bits = Traits(MxElementFormat(f)).bits;
+  return bits == 4 ? ElementLayout::kB4x16P64
+                   : (bits == 6 ? ElementLayout::kB6x16P32 : ElementLayout::kCodes);
+}
+
+// Every format x mode x source (f32, bf16) x element layout (codes and the
+// padded one) x scale layout: every target equals the scalar reference.
+void ExpectEveryTargetEqualsScalar(const std::vector<float>& x, size_t rows, size_t cols,
+                                   const char* what) {
+  for (Format from : {Format::kF32, Format::kBF16}) {
+    const std::vector<uint8_t> in = ToSource(x, from);
+    for (MxFormat f : kFormats) {
+      for (ScaleMode m : kModes) {
+        for (ElementLayout layout : {ElementLayout::kCodes, PaddedLayoutOf(f)}) {
+          for (ScaleLayout sl : {ScaleLayout::kLinear, ScaleLayout::kTcgen05}) {
+            MxOptions o;
+            o.scale_mode = m;
+            o.layout = layout;
+            o.scale_layout = sl;
+            const std::string name = absl::StrFormat(
+                "%s: %s %s from %s %s %s %dx%d", what, MxFormatName(f), ScaleModeName(m),
+                FormatName(from), ElementLayoutName(layout), ScaleLayoutName(sl), rows, cols);
+            absl::StatusOr<MxTensor> ref =
+                QuantizeMx(f, from, in, rows, cols, o, Impl{Impl::kScalar});
+            ASSERT_TRUE(ref.ok()) << name << ": " << ref.status();
+            for (int64_t target : AvailableTargets()) {
+              absl::StatusOr<MxTensor> got = QuantizeMx(f, from, in, rows, cols, o, Impl{target});
+              ASSERT_TRUE(got.ok()) << name;
+              ASSERT_EQ(got->scales, ref->scales) << name << " " << ImplName(Impl{target});
+              ASSERT_EQ(got->elements, ref->elements) << name << " " << ImplName(Impl{target});
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(MxSimd, TinyBlocksEveryTarget) {
   // Whole blocks of f32 subnormals and tiny normals: their scales multiply
   // the elements up (by as much as 2^127), so the SIMD encoders must see the
@@ -642,27 +682,36 @@ TEST(MxSimd, TinyBlocksEveryTarget) {
   const std::vector<float> x = RandomAtBinades(kRows * kCols, 4242, [](size_t i) {
     return -110 - static_cast<int>((i / 16) % 40);  // per 16 elements
   });
-  for (Format from : {Format::kF32, Format::kBF16}) {
-    const std::vector<uint8_t> in = ToSource(x, from);
-    for (MxFormat f : kFormats) {
-      for (ScaleMode m : kModes) {
-        MxOptions o;
-        o.scale_mode = m;
-        absl::StatusOr<MxTensor> ref =
-            QuantizeMx(f, from, in, kRows, kCols, o, Impl{Impl::kScalar});
-        ASSERT_TRUE(ref.ok()) << ref.status();
-        for (int64_t target : AvailableTargets()) {
-          absl::StatusOr<MxTensor> got = QuantizeMx(f, from, in, kRows, kCols, o, Impl{target});
-          ASSERT_TRUE(got.ok());
-          ASSERT_EQ(got->scales, ref->scales)
-              << MxFormatName(f) << " " << ScaleModeName(m) << " from " << FormatName(from)
-              << " " << ImplName(Impl{target});
-          ASSERT_EQ(got->elements, ref->elements)
-              << MxFormatName(f) << " " << ScaleModeName(m) << " from " << FormatName(from)
-              << " " << ImplName(Impl{target});
-        }
-      }
+  ExpectEveryTargetEqualsScalar(x, kRows, kCols, "tiny blocks");
+}
+
+TEST(MxSimd, HugeBlocksEveryTarget) {
+  // Blocks at 2^100 .. 2^127: their multipliers 2^-s (with the F16C path's
+  // folded 2^(bias - 15)) are f32 subnormals, built from bits and applied
+  // without DAZ; bf16 sources into e2m1 / e3m2 / e5m2 also skip the sticky
+  // OR. Each target equals the reference.
+  constexpr size_t kRows = 28, kCols = 64;
+  const std::vector<float> x = RandomAtBinades(kRows * kCols, 9191, [](size_t i) {
+    return 128 - static_cast<int>((i / 16) % 28);  // per 16 elements
+  });
+  ExpectEveryTargetEqualsScalar(x, kRows, kCols, "huge blocks");
+}
+
+TEST(MxSimd, NanBlocksRowPaddingAndScaleRunsEveryTarget) {
+  // Deterministic NaN blocks whose rows end in padding: with 100 (MX) and
+  // 120 (NVFP4) columns a row is 128 padded elements, so on 512-bit targets
+  // the partial block with the NaN and its padding lanes lies in a whole
+  // 64-element step (not the tail). Padding must stay code 0 in every
+  // layout. 9 blocks per row over more than one chunk starts chunks at a
+  // block that is not a multiple of 4, followed by whole tcgen05 groups.
+  for (size_t cols : {size_t{100}, size_t{120}, size_t{9 * 32}, size_t{9 * 16}}) {
+    const size_t rows = cols > 120 ? 40 : 9;
+    std::vector<float> x = RandomTensor(rows * cols, static_cast<uint32_t>(cols), false);
+    for (size_t r = 1; r < rows; r += 2) {
+      x[r * cols + cols - 3] = std::numeric_limits<float>::quiet_NaN();
     }
+    x[5] = -std::numeric_limits<float>::infinity();
+    ExpectEveryTargetEqualsScalar(x, rows, cols, "NaN blocks");
   }
 }
 

@@ -80,7 +80,8 @@ constexpr bool HasFastEncode(Format to, bool satfinite, bool relu) {
 // Puts MXCSR in a known state for its lifetime: FTZ on, DAZ on or off (`daz`),
 // round to nearest; on destruction restores the caller's MXCSR, keeping the
 // exception flags raised meanwhile. With FTZ, F16cEncodeF32's scaling
-// multiply flushes products below 2^-126 (they encode to +-0 either way)
+// multiply (or the caller's, for prescaled inputs such as MX's folded
+// multipliers) flushes products below 2^-126 (they encode to +-0 either way)
 // instead of taking a microcode assist for each subnormal result (about 10x
 // slower on inputs with tiny values); vcvtps2ph ignores FTZ, so the f16
 // subnormal results the codes' subnormals need are unaffected. DAZ is fine

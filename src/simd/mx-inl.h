@@ -1,9 +1,11 @@
-// Highway kernel of MX / NVFP4 block quantization, fused in one pass over the
-// input (in L1-sized chunks): per block, amax of the magnitudes (integer max of the f32 bits) and
-// NaN detection, the scale code (integer formula of src/mx/mx_internal.h),
-// then every element scaled into the element's range (x * 2^-s, exact; or
-// x / (d * t) for NVFP4) and encoded by the shared rn/satfinite encoder
-// (src/simd/encode_fast-inl.h) straight to one code per byte.
+// Highway kernel of MX / NVFP4 block quantization, three passes over each
+// L1-sized chunk of the input: per block, amax of the magnitudes (integer
+// max of the f32 or bf16 bits) and NaN detection; the scale code (integer
+// formula of src/mx/mx_internal.h); then every element scaled into the
+// element's range (x * 2^-s, exact; or x / (d * t) for NVFP4), encoded by
+// the shared rn/satfinite encoder (src/simd/encode_fast-inl.h) and stored as
+// one code per byte or, for the padded GPU layouts, as b4x16_p64 /
+// b6x16_p32 groups.
 // Per-target toggle guard as in STYLE.md.
 #if defined(MXPACK_SRC_SIMD_MX_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MXPACK_SRC_SIMD_MX_INL_H_
@@ -19,11 +21,11 @@
 #include "hwy/highway.h"
 #include "mxpack/format.h"
 #include "mxpack/mx.h"
+#include "mxpack/pack.h"  // Layout; scalar::SetCode (HWY_SCALAR)
 #include "src/mx/mx_internal.h"
-#include "src/simd/convert-inl.h"  // StoreBytes4
+#include "src/simd/convert-inl.h"  // StoreLanes, U8From4U32
 #include "src/simd/encode_fast-inl.h"
 #include "src/simd/padded_codec-inl.h"
-#include "mxpack/pack.h"  // scalar::SetCode (HWY_SCALAR)
 
 // Target-independent: the per-call constants of the block kernel.
 #ifndef MXPACK_SRC_SIMD_MX_ARGS_
@@ -57,6 +59,7 @@ class MxBlockQuantizer {
 
   // At most this many blocks per Run call (the driver's chunk).
   static constexpr size_t kMaxBlocks = 128;
+  static_assert(kMaxBlocks % 32 == 0, "amax16[]: a multiple of every u16 lane count");
   // The scale code of a block holding a NaN.
   static constexpr uint8_t kNanScale = kNvfp4 ? 0x7F : 0xFF;
   static constexpr size_t kSrcBytes = kBf16 ? 2 : 4;
@@ -71,10 +74,11 @@ class MxBlockQuantizer {
 #endif
   // MX on the F16C path: pass 2 folds the encoder's factor 2^(bias - 15)
   // into the multipliers (2^(-s + bias - 15), built from bits, so exact and
-  // independent of MXCSR). bf16 products need no sticky bit when it sits at
-  // or below bit 16 (P = 14 + man, man <= 2: e2m1, e3m2, e5m2): their low 16
-  // bits are zero, and FTZ flushes what would be subnormal. (e2m3 and e4m3
-  // need it: bf16's lowest mantissa bit 16 lies below P = 17.)
+  // independent of MXCSR; products below 2^-126 flush to +-0 in Scaled
+  // under FTZ and encode as the unscaled product would). bf16 products need
+  // no sticky bit when it sits at or below bit 16 (P = 14 + man, man <= 2:
+  // e2m1, e3m2, e5m2): a bf16 times a power of two has its low 16 bits zero.
+  // (e2m3 and e4m3 need it: bf16's lowest mantissa bit 16 lies below P = 17.)
   static constexpr bool kFoldScale = kF16c && !kNvfp4;
   static constexpr int kMultExp = kFoldScale ? internal::FastFormatOf(kElem).bias - 15 : 0;
   static constexpr bool kNoSticky =
@@ -252,7 +256,7 @@ class MxBlockQuantizer {
 #if HWY_TARGET == HWY_SCALAR
     // One-lane vectors: codes one at a time, then the NaN blocks, padding and
     // packing as the reference does.
-    HWY_ALIGN uint8_t codes[kMaxBlocks * 16];
+    HWY_ALIGN uint8_t codes[kMaxBlocks * kBlock];
     uint8_t* c = padded ? codes : out;
     for (size_t i = 0; i < n; ++i) {
       StoreLanes<1>(DU(), EncodeVector(src + i * kSrcBytes, mult[i / kBlock]), c + i);
@@ -361,8 +365,8 @@ class MxBlockQuantizer {
     return hn::BitCast(du, hn::Mul(x, vm));
   }
 
-  // MX scale codes and multipliers 2^-s of `nb` blocks from their amax bits,
-  // a vector of blocks at a time: the integer formula of
+  // MX scale codes and multipliers 2^(-s + kMultExp) of `nb` blocks from
+  // their amax bits, a vector of blocks at a time: the integer formula of
   // internal::MxScaleCodeFromBits (tests/mx_test.cc checks both against the
   // reference on every target).
   static HWY_INLINE void ScaleCodes(const internal::MxScaleParams& p,
@@ -408,7 +412,11 @@ class MxBlockQuantizer {
       // multiplier too; pass 3 does not use it.)
       const VI e = hn::Sub(hn::Set(di, 254 + kMultExp),
                            hn::BitCast(di, hn::Min(code, hn::Set(du, 254u))));
-      const VI sub = hn::Shl(hn::Set(di, 1), hn::Max(hn::Add(e, hn::Set(di, 22)), hn::Zero(di)));
+      // The shift count is clamped to [0, 22] in every lane (the normal
+      // lanes' counts would exceed the width: undefined in the emulated
+      // targets' scalar shifts, FE_INVALID in SSE4's multiply-based Shl).
+      const VI count = hn::Min(hn::Max(hn::Add(e, hn::Set(di, 22)), hn::Zero(di)), hn::Set(di, 22));
+      const VI sub = hn::Shl(hn::Set(di, 1), count);
       const VU m = hn::BitCast(du, hn::IfThenElse(hn::Lt(e, hn::Set(di, 1)), sub,
                                                   hn::ShiftLeft<23>(e)));
       StoreLanes<1>(du, code, scale_codes + b);

@@ -1,8 +1,9 @@
 // Dispatch and driver of the SIMD MX / NVFP4 quantizer: one pass over the
-// input in L1-sized chunks of whole blocks. The fused Highway kernel of
-// src/simd/mx-inl.h turns a chunk into codes and scale codes; the driver
-// stages f16 and ragged row ends as f32, scatters the scale codes into their
-// layout and packs the codes with the shared dispatched packer (pack.h).
+// input in L1-sized chunks of whole blocks. The Highway kernel of
+// src/simd/mx-inl.h turns a chunk into codes (or b4x16_p64 / b6x16_p32
+// groups) and scale codes; the driver stages f16 and ragged row ends as f32,
+// scatters the scale codes into their layout and packs dense4 / dense6 with
+// the shared dispatched packer (pack.h).
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -21,8 +22,9 @@ HWY_BEFORE_NAMESPACE();
 namespace mxpack {
 namespace HWY_NAMESPACE {
 
-// Quantizes `nb` whole blocks of `src` (f32, or bf16 when `bf16`) into one
-// code per byte and one scale code per block.
+// Quantizes `nb` whole blocks of `src` (f32, or bf16 when `bf16`; `nvalid`
+// data elements, then row padding) into one code per byte, or padded groups
+// when `padded`, and one scale code per block.
 void MxQuantizeBlocks(const internal::MxBlockArgs& a, MxFormat format,
                       bool bf16, const uint8_t* src, size_t nb, size_t nvalid,
                       bool padded, uint8_t* out, uint8_t* scale_codes) {

@@ -30,6 +30,8 @@ class PaddedCodec {
   using D = hn::ScalableTag<uint8_t>;
   using V = hn::Vec<D>;
 
+// Highway 1.0.3's only x86 target with VBMI (vpmultishiftqb) is AVX3_DL;
+// later Highway versions add more (they would take the generic path here).
 #if HWY_TARGET == HWY_AVX3_DL
   // Byte j of every u64 of the result = the kBits-bit field at bit kBits*j
   // of that u64 of v, placed at bit kShift: vpmultishiftqb reads 8 bits from

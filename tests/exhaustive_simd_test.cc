@@ -29,8 +29,8 @@
 //     target on a dense pseudo-random subset of all 2^32 inputs (hash-
 //     selected, so every exponent, mantissa prefix, tie and sticky pattern
 //     class is hit many times), every format and policy including rs: 1/32
-//     of the inputs for the next two targets (AVX2, SSE4 here), 1/128 for the
-//     slower rest (SSSE3, and the one-lane SCALAR/EMU128 fallback).
+//     of the inputs for the next two targets (AVX3, AVX2 here), 1/128 for the
+//     slower rest (SSE4, SSSE3, and the one-lane SCALAR/EMU128 fallback).
 //
 // Cost: about 1300 CPU-seconds on this machine's AVX-512 core (~11 minutes
 // on 2 uncontended cores); the test prints wall and CPU time.

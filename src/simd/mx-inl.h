@@ -80,9 +80,8 @@ class MxBlockQuantizer {
   // e2m1, e3m2, e5m2): a bf16 times a power of two has its low 16 bits zero.
   // (e2m3 and e4m3 need it: bf16's lowest mantissa bit 16 lies below P = 17.)
   static constexpr bool kFoldScale = kF16c && !kNvfp4;
-  static constexpr int kMultExp = kFoldScale ? internal::FastFormatOf(kElem).bias - 15 : 0;
-  static constexpr bool kNoSticky =
-      kFoldScale && kBf16 && internal::FastFormatOf(kElem).man_bits <= 2;
+  static constexpr int kMultExp = kFoldScale ? kElemT.bias - 15 : 0;
+  static constexpr bool kNoSticky = kFoldScale && kBf16 && kElemT.man_bits <= 2;
 
   // Quantizes `nb` (<= kMaxBlocks) whole blocks of `src` into `out` and
   // scale codes (one per block). The first `nvalid` elements are data, the

@@ -146,7 +146,7 @@ void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
       if (tiled) {
         size_t j = 0;
         for (; j < run && (k + j) % 4 != 0; ++j) base[BlockPart(k + j)] = sc[b + j];
-        for (; j + 4 <= run; j += 4) std::memcpy(base + (k + j) / 4 * 512, sc + b + j, 4);
+        for (; j + 4 <= run; j += 4) std::memcpy(base + BlockPart(k + j), sc + b + j, 4);
         for (; j < run; ++j) base[BlockPart(k + j)] = sc[b + j];
       } else {
         std::memcpy(base + k, sc + b, run);

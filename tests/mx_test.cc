@@ -715,6 +715,67 @@ TEST(MxSimd, NanBlocksRowPaddingAndScaleRunsEveryTarget) {
   }
 }
 
+TEST(MxSimd, Bf16EveryMagnitudeBelowAnAnchorEveryTarget) {
+  // bf16 into MXFP8 takes a direct integer path on x86 (u16 lanes, no
+  // widening) for vectors whose scaled values are all normals of the element
+  // format or +-0, and the general path otherwise. Each anchor A (the amax)
+  // is followed by every bf16 magnitude from 0 to A in ascending order, 31
+  // per block after A, with alternating signs: the upper blocks take the
+  // direct path (rounding ties included: every mantissa occurs), the lower
+  // ones hold scaled subnormals and bf16 subnormals (general path), and the
+  // top binade saturates in floor mode. The first block also holds +-Inf
+  // (saturate), the last +-0 only. Anchors put the scale code at its extremes
+  // (0 and 254) and in between.
+  constexpr size_t kCols = 64;
+  for (const uint16_t anchor : {uint16_t{0x7F7F}, uint16_t{0x7E80}, uint16_t{0x5F00},
+                                uint16_t{0x4380}, uint16_t{0x3FC0}, uint16_t{0x3F80},
+                                uint16_t{0x2000}, uint16_t{0x0400}, uint16_t{0x0100},
+                                uint16_t{0x0080}}) {
+    std::vector<uint16_t> bits;
+    size_t m = 0;
+    for (size_t b = 0; m <= anchor || bits.size() % kCols != 0; ++b) {
+      bits.push_back(anchor);
+      for (size_t j = 1; j < 32; ++j) {
+        uint16_t v = 0;
+        if (b == 0 && j <= 2) {
+          v = j == 1 ? 0x7F80 : 0xFF80;  // +Inf, -Inf
+        } else if (m <= anchor) {
+          v = static_cast<uint16_t>(m | ((m & 1) << 15));
+          ++m;
+        } else {
+          v = static_cast<uint16_t>((j & 1) << 15);  // +0 / -0
+        }
+        bits.push_back(v);
+      }
+    }
+    std::vector<uint8_t> in(bits.size() * 2);
+    std::memcpy(in.data(), bits.data(), in.size());
+    const size_t rows = bits.size() / kCols;
+    for (MxFormat f : {MxFormat::kMxfp8E4m3, MxFormat::kMxfp8E5m2}) {
+      for (ScaleMode mode : kModes) {
+        MxOptions o;
+        o.scale_mode = mode;
+        const std::string name = absl::StrFormat("anchor 0x%04x %s %s", anchor, MxFormatName(f),
+                                                 ScaleModeName(mode));
+        absl::StatusOr<MxTensor> ref =
+            QuantizeMx(f, Format::kBF16, in, rows, kCols, o, Impl{Impl::kScalar});
+        ASSERT_TRUE(ref.ok()) << name << ": " << ref.status();
+        for (int64_t target : AvailableTargets()) {
+          absl::StatusOr<MxTensor> got = QuantizeMx(f, Format::kBF16, in, rows, kCols, o,
+                                                    Impl{target});
+          ASSERT_TRUE(got.ok()) << name;
+          ASSERT_EQ(got->scales, ref->scales) << name << " " << ImplName(Impl{target});
+          for (size_t i = 0; i < ref->elements.size(); ++i) {
+            ASSERT_EQ(got->elements[i], ref->elements[i])
+                << name << " " << ImplName(Impl{target}) << " element " << i << " bf16 0x"
+                << std::hex << bits[i];
+          }
+        }
+      }
+    }
+  }
+}
+
 #if defined(__x86_64__) || defined(__i386__)
 TEST(MxSimd, CallerFtzDazDoesNotChangeMxResults) {
   // A caller running with MXCSR.FTZ and .DAZ set (-ffast-math libraries,

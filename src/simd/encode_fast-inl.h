@@ -205,6 +205,26 @@ HWY_INLINE hn::Vec<D16> SignReluNanU16(D16 d16, hn::Vec<D16> code, hn::Vec<D16> 
   return hn::IfThenElse(is_nan, hn::Set(d16, static_cast<uint16_t>(kT.nan_code)), code);
 }
 
+// The low bytes of two u16 vectors (values <= 0xFF), in order, as one u8
+// vector: the x86 saturating pack works per 128-bit block, so 256/512-bit
+// vectors need one u64 permute to restore the order.
+template <class D16>
+HWY_INLINE hn::Vec<hn::Repartition<uint8_t, D16>> U8From2U16(D16 /*d16*/, hn::Vec<D16> lo,
+                                                            hn::Vec<D16> hi) {
+  using V8 = hn::Vec<hn::Repartition<uint8_t, D16>>;
+#if HWY_TARGET <= HWY_AVX3
+  static_assert(hn::MaxLanes(D16()) == 32, "512-bit vectors");
+  const __m512i idx = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
+  return V8{_mm512_permutexvar_epi64(idx, _mm512_packus_epi16(lo.raw, hi.raw))};
+#elif HWY_TARGET == HWY_AVX2
+  static_assert(hn::MaxLanes(D16()) == 16, "256-bit vectors");
+  return V8{_mm256_permute4x64_epi64(_mm256_packus_epi16(lo.raw, hi.raw), 0xD8)};
+#else
+  static_assert(hn::MaxLanes(D16()) == 8, "128-bit vectors");
+  return V8{_mm_packus_epi16(lo.raw, hi.raw)};
+#endif
+}
+
 template <Format kTo, bool kSatFinite, bool kRelu = false>
 struct FastEncodeBF16 {
   using F32 = FastEncodeF32<kTo, kSatFinite, kRelu>;
@@ -359,16 +379,7 @@ struct F16cEncodeF32 {
     const hn::Repartition<uint16_t, DU32> d16;
     const auto c0 = EncodeScaled(d16, ToScaledF16<kPrescaled, kNoSticky>(du, v0, v1));
     const auto c1 = EncodeScaled(d16, ToScaledF16<kPrescaled, kNoSticky>(du, v2, v3));
-    // Per 128-bit block the pack interleaves c0 / c1 in 8-byte groups; one
-    // u64 permute restores the order.
-#if HWY_TARGET <= HWY_AVX3
-    const __m512i idx = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
-    return hn::Vec<hn::Repartition<uint8_t, DU32>>{
-        _mm512_permutexvar_epi64(idx, _mm512_packus_epi16(c0.raw, c1.raw))};
-#else
-    return hn::Vec<hn::Repartition<uint8_t, DU32>>{
-        _mm256_permute4x64_epi64(_mm256_packus_epi16(c0.raw, c1.raw), 0xD8)};
-#endif
+    return U8From2U16(d16, c0, c1);
   }
 };
 #endif  // F16C encode

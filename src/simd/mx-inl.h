@@ -5,7 +5,8 @@
 // element's range (x * 2^-s, exact; or x / (d * t) for NVFP4), encoded by
 // the shared rn/satfinite encoder (src/simd/encode_fast-inl.h) and stored as
 // one code per byte or, for the padded GPU layouts, as b4x16_p64 /
-// b6x16_p32 groups.
+// b6x16_p32 groups. bf16 into fp8 (MXFP8) encodes the bf16 bits directly
+// with the scale folded into an integer rounding addend (EncodeDirect).
 // Per-target toggle guard as in STYLE.md.
 #if defined(MXPACK_SRC_SIMD_MX_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MXPACK_SRC_SIMD_MX_INL_H_
@@ -82,6 +83,18 @@ class MxBlockQuantizer {
   static constexpr bool kFoldScale = kF16c && !kNvfp4;
   static constexpr int kMultExp = kFoldScale ? kElemT.bias - 15 : 0;
   static constexpr bool kNoSticky = kFoldScale && kBf16 && kElemT.man_bits <= 2;
+  // bf16 into fp8 elements (MXFP8) on x86: pass 3 encodes the bf16 bits in
+  // u16 lanes directly (EncodeDirect), without widening, multiplying or
+  // converting; vectors holding a value that the direct formula does not
+  // cover take the general path.
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR
+  static constexpr bool kDirect = kBf16 && !kNvfp4 && kElemT.bits == 8;
+#else
+  static constexpr bool kDirect = false;
+#endif
+  static constexpr int kDirectShift = 7 - kElemT.man_bits;  // dropped bf16 mantissa bits
+  // Per-block arrays of the direct path (one entry when unused).
+  static constexpr size_t kDirectBlocks = kDirect ? kMaxBlocks : 1;
 
   // Quantizes `nb` (<= kMaxBlocks) whole blocks of `src` into `out` and
   // scale codes (one per block). The first `nvalid` elements are data, the
@@ -108,6 +121,10 @@ class MxBlockQuantizer {
 #else
     HWY_ALIGN float mult[kMaxBlocks];
 #endif
+    // kDirect: per block, EncodeDirect's rounding addend and normal bound,
+    // each a u16 value in both halves of a u32 (written by ScaleCodes).
+    HWY_ALIGN uint32_t add2[kDirectBlocks];
+    HWY_ALIGN uint32_t low2[kDirectBlocks];
 
     // (1) amax as the integer max of |x| bits (NaN bits exceed Inf's);
     // lanes of missing blocks past nb are 0, which also defines the tail of
@@ -178,7 +195,7 @@ class MxBlockQuantizer {
         scale_codes[b] = code;
       }
     } else {
-      ScaleCodes(a.scale, amax, nb, scale_codes, mult);
+      ScaleCodes(a.scale, amax, nb, scale_codes, mult, add2, low2);
     }
 
     // (3) Scale, encode, store. On x86 it runs with FTZ (products below
@@ -191,10 +208,11 @@ class MxBlockQuantizer {
     // encode(NaN) in every data element (x / NaN, satfinite).
     const bool any_nan = std::memchr(scale_codes, kNanScale, nb) != nullptr;
 #if HWY_ARCH_X86
-    EncodeChunkFtz(src, mult, nb * kBlock, nvalid, any_nan ? scale_codes : nullptr, padded,
-                   out);
+    EncodeChunkFtz(src, mult, add2, low2, nb * kBlock, nvalid, any_nan ? scale_codes : nullptr,
+                   padded, out);
 #else
-    EncodeChunk(src, mult, nb * kBlock, nvalid, any_nan ? scale_codes : nullptr, padded, out);
+    EncodeChunk(src, mult, add2, low2, nb * kBlock, nvalid, any_nan ? scale_codes : nullptr,
+                padded, out);
 #endif
   }
 
@@ -202,33 +220,57 @@ class MxBlockQuantizer {
   // Pass 1 in lanes of DL: for every block b < nb, out[b] = the max over
   // the block of load_abs(b, i) (the |x| bits of its lanes i, i + NL, ...),
   // and out[b] = 0 for the missing blocks of the last group. NL blocks at a
-  // time: a vertical max per block, then a max tree of ConcatOdd/ConcatEven
-  // so that lane j holds block j's max. out must have room for nb rounded up
-  // to Lanes(dl).
+  // time through MaxTree, so that lane j holds block j's max. out must have
+  // room for nb rounded up to Lanes(dl).
   template <class DL, class LoadAbs>
   static HWY_INLINE void BlockMaxima(DL dl, size_t nb, hn::TFromD<DL>* HWY_RESTRICT out,
                                      const LoadAbs& load_abs) {
     const size_t NL = hn::Lanes(dl);
+    constexpr size_t kLevels = Log2(hn::MaxLanes(DL()));
+    HWY_DASSERT(NL == hn::MaxLanes(dl));  // fixed-size vectors (x86, EMU128)
     for (size_t g = 0; g < nb; g += NL) {
-      hn::Vec<DL> v[hn::MaxLanes(dl)];
-      for (size_t j = 0; j < NL; ++j) {
-        if (g + j >= nb) {
-          v[j] = hn::Zero(dl);
-          continue;
-        }
-        auto vmax = load_abs(g + j, 0);
-        for (size_t i = NL; i < kBlock; i += NL) vmax = hn::Max(vmax, load_abs(g + j, i));
-        v[j] = vmax;
-      }
-#if HWY_TARGET != HWY_SCALAR  // one lane: nothing to reduce
-      for (size_t w = NL; w > 1; w /= 2) {
-        for (size_t j = 0; j < w / 2; ++j) {
-          v[j] = hn::Max(hn::ConcatOdd(dl, v[2 * j + 1], v[2 * j]),
-                         hn::ConcatEven(dl, v[2 * j + 1], v[2 * j]));
-        }
+      const auto v = MaxTree<kLevels>(dl, nb - g, 0, [&](size_t j, size_t i) {
+        return load_abs(g + j, i);
+      });
+      hn::StoreU(v, dl, out + g);
+    }
+  }
+
+  static constexpr size_t Log2(size_t n) { return n <= 1 ? 0 : 1 + Log2(n / 2); }
+
+  // The block maxima of blocks [j0, j0 + 2^kLevel) (0 for blocks >= nb) in
+  // one vector: level 0 is a block's vertical max, level L merges two
+  // level-(L-1) vectors (lower blocks first) so that the lanes of each block
+  // halve; after log2(NL) levels lane j holds block j0 + j. Depth-first, so
+  // only one vector per level is live (no spills of NL vectors). Merges
+  // permute u32 lanes (x86's two-table u16 permute costs about 2.5 times the
+  // u32 one) and take the max per lane of DL; 16-bit lanes merge first with
+  // blends and a rotate, which leaves u32 lane k = (block 2j, block 2j + 1)
+  // maxima of lanes 2k, 2k + 1.
+  template <size_t kLevel, class DL, class LoadAbs>
+  static HWY_INLINE hn::Vec<DL> MaxTree(DL dl, size_t nb, size_t j0, const LoadAbs& load_abs) {
+    if constexpr (kLevel == 0) {
+      if (j0 >= nb) return hn::Zero(dl);
+      const size_t NL = hn::Lanes(dl);
+      auto vmax = load_abs(j0, 0);
+      for (size_t i = NL; i < kBlock; i += NL) vmax = hn::Max(vmax, load_abs(j0, i));
+      return vmax;
+    } else {
+#if HWY_TARGET != HWY_SCALAR  // (one lane: kLevels = 0)
+      const auto lo = MaxTree<kLevel - 1>(dl, nb, j0, load_abs);
+      const auto hi = MaxTree<kLevel - 1>(dl, nb, j0 + (size_t{1} << (kLevel - 1)), load_abs);
+      const hn::Repartition<uint32_t, DL> d32;
+      if constexpr (kLevel == 1 && sizeof(hn::TFromD<DL>) == 2) {
+        const auto swapped =
+            hn::BitCast(dl, hn::RotateRight<16>(hn::BitCast(d32, hn::OddEven(lo, hi))));
+        return hn::Max(hn::OddEven(hi, lo), swapped);
+      } else {
+        const auto h = hn::BitCast(d32, hi);
+        const auto l = hn::BitCast(d32, lo);
+        return hn::Max(hn::BitCast(dl, hn::ConcatOdd(d32, h, l)),
+                       hn::BitCast(dl, hn::ConcatEven(d32, h, l)));
       }
 #endif
-      hn::StoreU(v[0], dl, out + g);
     }
   }
 
@@ -237,11 +279,13 @@ class MxBlockQuantizer {
   // non-inlined, so no floating-point work of the caller or of EncodeChunk
   // can move across the MXCSR writes.
   static HWY_NOINLINE void EncodeChunkFtz(const uint8_t* HWY_RESTRICT src,
-                                          const float* HWY_RESTRICT mult, size_t n, size_t nvalid,
-                                          const uint8_t* HWY_RESTRICT nan_scales, bool padded,
-                                          uint8_t* HWY_RESTRICT out) {
+                                          const float* HWY_RESTRICT mult,
+                                          const uint32_t* HWY_RESTRICT add2,
+                                          const uint32_t* HWY_RESTRICT low2, size_t n,
+                                          size_t nvalid, const uint8_t* HWY_RESTRICT nan_scales,
+                                          bool padded, uint8_t* HWY_RESTRICT out) {
     const internal::ScopedFlushDenormals ftz(/*daz=*/false);
-    EncodeChunk(src, mult, n, nvalid, nan_scales, padded, out);
+    EncodeChunk(src, mult, add2, low2, n, nvalid, nan_scales, padded, out);
   }
 #endif
 
@@ -249,10 +293,14 @@ class MxBlockQuantizer {
   // codes when some block is a NaN block, else null. Not inlined:
   // EncodeChunkFtz changes MXCSR around it.
   static HWY_NOINLINE void EncodeChunk(const uint8_t* HWY_RESTRICT src,
-                                       const float* HWY_RESTRICT mult, size_t n, size_t nvalid,
+                                       const float* HWY_RESTRICT mult,
+                                       const uint32_t* HWY_RESTRICT add2,
+                                       const uint32_t* HWY_RESTRICT low2, size_t n, size_t nvalid,
                                        const uint8_t* HWY_RESTRICT nan_scales, bool padded,
                                        uint8_t* HWY_RESTRICT out) {
 #if HWY_TARGET == HWY_SCALAR
+    (void)add2;  // kDirect is x86-only
+    (void)low2;
     // One-lane vectors: codes one at a time, then the NaN blocks, padding and
     // packing as the reference does.
     HWY_ALIGN uint8_t codes[kMaxBlocks * kBlock];
@@ -273,9 +321,9 @@ class MxBlockQuantizer {
     }
 #else
     if constexpr (kElemT.bits < 8) {
-      if (padded) return EncodeChunkT<true>(src, mult, n, nvalid, nan_scales, out);
+      if (padded) return EncodeChunkT<true>(src, mult, add2, low2, n, nvalid, nan_scales, out);
     }
-    EncodeChunkT<false>(src, mult, n, nvalid, nan_scales, out);
+    EncodeChunkT<false>(src, mult, add2, low2, n, nvalid, nan_scales, out);
 #endif
   }
 
@@ -287,7 +335,9 @@ class MxBlockQuantizer {
   // multiple of 16, not of 4N) goes through zero-padded buffers.
   template <bool kPadded>
   static HWY_INLINE void EncodeChunkT(const uint8_t* HWY_RESTRICT src,
-                                      const float* HWY_RESTRICT mult, size_t n, size_t nvalid,
+                                      const float* HWY_RESTRICT mult,
+                                      const uint32_t* HWY_RESTRICT add2,
+                                      const uint32_t* HWY_RESTRICT low2, size_t n, size_t nvalid,
                                       const uint8_t* HWY_RESTRICT nan_scales,
                                       uint8_t* HWY_RESTRICT out) {
     const DU du;
@@ -298,6 +348,21 @@ class MxBlockQuantizer {
     // past the chunk's last block (tail) use that block's multiplier.
     const size_t last_block = n / kBlock - 1;
     const auto codes_at = [&](const uint8_t* p, size_t i) {
+      if constexpr (kDirect) {
+        // Two u16 vectors, each within one block (2N <= kBlock).
+        const hn::Repartition<uint16_t, DU> d16;
+        const size_t N16 = hn::Lanes(d16);
+        const auto* s16 = reinterpret_cast<const uint16_t*>(p);
+        const size_t b0 = HWY_MIN(i / kBlock, last_block);
+        const size_t b1 = HWY_MIN((i + N16) / kBlock, last_block);
+        hn::Vec<decltype(d16)> c0, c1;
+        const auto odd0 = EncodeDirect(d16, hn::LoadU(d16, s16), add2[b0], low2[b0], c0);
+        const auto odd1 = EncodeDirect(d16, hn::LoadU(d16, s16 + N16), add2[b1], low2[b1], c1);
+        if (HWY_LIKELY(hn::AllFalse(d16, hn::Or(odd0, odd1)))) return U8From2U16(d16, c0, c1);
+      } else {
+        (void)add2;
+        (void)low2;
+      }
       const auto m = [&](size_t k) { return mult[HWY_MIN((i + k * N) / kBlock, last_block)]; };
       const float m0 = m(0), m1 = m(1), m2 = m(2), m3 = m(3);
 #ifdef MXPACK_HAVE_F16C_ENCODE
@@ -346,6 +411,42 @@ class MxBlockQuantizer {
   }
 #endif
 
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR
+  // kDirect: the fp8 codes of the bf16 bits h (u16 lanes within one block
+  // whose scale code is c, X = c - 127), i.e. encode_rn_satfinite(x * 2^-X),
+  // straight from the bits. Where the scaled value is a normal of the
+  // element format (target exponent e - c + bias >= 1, with e >= 1), the
+  // code is FastEncodeBF16's integer rounding with the rebias folded into
+  // one per-block addend:
+  //   |code| = min((|h| + add + lsb) >> kDirectShift, max_code),
+  //   add = 2^(kDirectShift-1) - 1 - ((c - bias) << 7)  (mod 2^16),
+  //   lsb = bit kDirectShift of |h|,
+  // valid for |h| >= low = max(c + 1 - bias, 1) << 7 (no u16 wrap either
+  // way: |h| + add lies in [0x80, 0x8800)); Inf saturates through the min.
+  // Lanes below low get code 0 (+-0 keeps its sign). The returned mask marks
+  // the lanes the formula does not cover: nonzero and below low (scaled
+  // subnormals, bf16 subnormals); the caller then takes the general path for
+  // the whole step. NaN lanes get arbitrary codes here: they are in NaN
+  // blocks, which pass 3 overrides.
+  template <class D16>
+  static HWY_INLINE hn::Mask<D16> EncodeDirect(D16 d16, hn::Vec<D16> h, uint32_t add2,
+                                               uint32_t low2, hn::Vec<D16>& code) {
+    const hn::RebindToSigned<D16> di16;
+    const hn::Repartition<uint32_t, D16> d32;
+    const auto add = hn::BitCast(d16, hn::Set(d32, add2));  // (one u32 broadcast)
+    const auto low = hn::BitCast(di16, hn::Set(d32, low2));
+    const auto a = hn::And(h, hn::Set(d16, uint16_t{0x7FFF}));
+    const auto lsb = hn::And(hn::ShiftRight<kDirectShift>(a), hn::Set(d16, uint16_t{1}));
+    auto c = hn::ShiftRight<kDirectShift>(hn::Add(hn::Add(a, add), lsb));
+    c = hn::Min(c, hn::Set(d16, static_cast<uint16_t>(kElemT.max_code)));
+    // a and low are below 2^15: the signed compare is the unsigned one.
+    const auto below = hn::RebindMask(d16, hn::Lt(hn::BitCast(di16, a), low));
+    c = hn::IfThenZeroElse(below, c);
+    code = hn::OrAnd(c, hn::ShiftRight<8>(h), hn::Set(d16, uint16_t{0x80}));
+    return hn::And(below, hn::Ne(a, hn::Zero(d16)));
+  }
+#endif
+
   // Codes (u32 lanes) of the N elements at p, scaled by m: x * m (MX) or
   // x / m, x * 0 when m == 0 (NVFP4; m = d * t), then the shared rn /
   // satfinite encoder.
@@ -368,10 +469,12 @@ class MxBlockQuantizer {
   // their amax bits, a vector of blocks at a time: the integer formula of
   // internal::MxScaleCodeFromBits (tests/mx_test.cc checks both against the
   // reference on every target).
+  // kDirect: also EncodeDirect's add and low per block, each duplicated
+  // into both u16 halves of a u32.
   static HWY_INLINE void ScaleCodes(const internal::MxScaleParams& p,
                                     const uint32_t* HWY_RESTRICT amax, size_t nb,
-                                    uint8_t* HWY_RESTRICT scale_codes,
-                                    float* HWY_RESTRICT mult) {
+                                    uint8_t* HWY_RESTRICT scale_codes, float* HWY_RESTRICT mult,
+                                    uint32_t* HWY_RESTRICT add2, uint32_t* HWY_RESTRICT low2) {
     const DU du;
     const DI di;
     const size_t N = hn::Lanes(du);
@@ -420,6 +523,23 @@ class MxBlockQuantizer {
                                                   hn::ShiftLeft<23>(e)));
       StoreLanes<1>(du, code, scale_codes + b);
       hn::StoreU(m, du, reinterpret_cast<uint32_t*>(mult) + b);
+      if constexpr (kDirect) {
+        constexpr uint32_t kBias = static_cast<uint32_t>(kElemT.bias);
+        // add = 2^(shift-1) - 1 + (bias << 7) - (c << 7) mod 2^16 (u32 wrap).
+        const VU add = hn::And(
+            hn::Sub(hn::Set(du, (1u << (kDirectShift - 1)) - 1u + (kBias << 7)),
+                    hn::ShiftLeft<7>(code)),
+            hn::Set(du, 0xFFFFu));
+        // low = max(c + 1 - bias, 1) << 7 (c <= 255: below 2^15).
+        const VU low = hn::ShiftLeft<7>(hn::BitCast(
+            du, hn::Max(hn::Sub(hn::BitCast(di, code), hn::Set(di, kElemT.bias - 1)),
+                        hn::Set(di, 1))));
+        hn::StoreU(hn::Or(add, hn::ShiftLeft<16>(add)), du, add2 + b);
+        hn::StoreU(hn::Or(low, hn::ShiftLeft<16>(low)), du, low2 + b);
+      } else {
+        (void)add2;
+        (void)low2;
+      }
     }
   }
 

@@ -357,8 +357,10 @@ struct F16cEncodeF32 {
 #endif
   }
 
-  // Scaled f16 bits -> codes (u16 lanes, upper bits zero).
-  template <class D16>
+  // Scaled f16 bits -> codes (u16 lanes, upper bits zero). kNanFree: the
+  // caller overrides the codes of NaN inputs (MX NaN blocks), so NaN lanes
+  // may get any code (the canonical-NaN select is skipped).
+  template <bool kNanFree = false, class D16>
   static HWY_INLINE hn::Vec<D16> EncodeScaled(D16 d16, hn::Vec<D16> h) {
     const hn::RebindToSigned<D16> di16;
     const auto a = hn::And(h, hn::Set(d16, uint16_t{0x7FFF}));
@@ -366,19 +368,26 @@ struct F16cEncodeF32 {
     auto code = hn::ShiftRight<kDrop>(
         hn::Add(hn::Add(a, hn::Set(d16, static_cast<uint16_t>((1u << (kDrop - 1)) - 1))), lsb));
     code = hn::Min(code, hn::Set(d16, static_cast<uint16_t>(F32::kClamp)));
+    if constexpr (kNanFree) {
+      static_assert(!kRelu, "kNanFree: signed codes only");
+      return hn::OrAnd(code, hn::ShiftRight<16 - kT.bits>(h),
+                       hn::Set(d16, static_cast<uint16_t>(1u << (kT.bits - 1))));
+    }
     const auto is_nan =
         hn::RebindMask(d16, hn::Gt(hn::BitCast(di16, a), hn::Set(di16, int16_t{0x7C00})));
     return SignReluNanU16<kTo, kRelu>(d16, code, h, is_nan);
   }
 
   // Four u32 vectors of f32 bits -> their 4N codes, in order, as u8 lanes
-  // (kPrescaled, kNoSticky: as ToScaledF16).
-  template <bool kPrescaled = false, bool kNoSticky = false, class DU32>
+  // (kPrescaled, kNoSticky: as ToScaledF16; kNanFree: as EncodeScaled).
+  template <bool kPrescaled = false, bool kNoSticky = false, bool kNanFree = false, class DU32>
   static HWY_INLINE hn::Vec<hn::Repartition<uint8_t, DU32>> EncodeToU8x4(
       DU32 du, hn::Vec<DU32> v0, hn::Vec<DU32> v1, hn::Vec<DU32> v2, hn::Vec<DU32> v3) {
     const hn::Repartition<uint16_t, DU32> d16;
-    const auto c0 = EncodeScaled(d16, ToScaledF16<kPrescaled, kNoSticky>(du, v0, v1));
-    const auto c1 = EncodeScaled(d16, ToScaledF16<kPrescaled, kNoSticky>(du, v2, v3));
+    const auto c0 =
+        EncodeScaled<kNanFree>(d16, ToScaledF16<kPrescaled, kNoSticky>(du, v0, v1));
+    const auto c1 =
+        EncodeScaled<kNanFree>(d16, ToScaledF16<kPrescaled, kNoSticky>(du, v2, v3));
     return U8From2U16(d16, c0, c1);
   }
 };

@@ -228,8 +228,15 @@ class MxBlockQuantizer {
     const size_t NL = hn::Lanes(dl);
     constexpr size_t kLevels = Log2(hn::MaxLanes(DL()));
     HWY_DASSERT(NL == hn::MaxLanes(dl));  // fixed-size vectors (x86, EMU128)
-    for (size_t g = 0; g < nb; g += NL) {
-      const auto v = MaxTree<kLevels>(dl, nb - g, 0, [&](size_t j, size_t i) {
+    size_t g = 0;
+    for (; g + NL <= nb; g += NL) {  // whole groups: no per-block checks
+      const auto v = MaxTree<kLevels, false>(dl, NL, 0, [&](size_t j, size_t i) {
+        return load_abs(g + j, i);
+      });
+      hn::StoreU(v, dl, out + g);
+    }
+    if (g < nb) {
+      const auto v = MaxTree<kLevels, true>(dl, nb - g, 0, [&](size_t j, size_t i) {
         return load_abs(g + j, i);
       });
       hn::StoreU(v, dl, out + g);
@@ -238,27 +245,28 @@ class MxBlockQuantizer {
 
   static constexpr size_t Log2(size_t n) { return n <= 1 ? 0 : 1 + Log2(n / 2); }
 
-  // The block maxima of blocks [j0, j0 + 2^kLevel) (0 for blocks >= nb) in
-  // one vector: level 0 is a block's vertical max, level L merges two
-  // level-(L-1) vectors (lower blocks first) so that the lanes of each block
-  // halve; after log2(NL) levels lane j holds block j0 + j. Depth-first, so
-  // only one vector per level is live (no spills of NL vectors). Merges
-  // permute u32 lanes (x86's two-table u16 permute costs about 2.5 times the
-  // u32 one) and take the max per lane of DL; 16-bit lanes merge first with
-  // blends and a rotate, which leaves u32 lane k = (block 2j, block 2j + 1)
-  // maxima of lanes 2k, 2k + 1.
-  template <size_t kLevel, class DL, class LoadAbs>
+  // The block maxima of blocks [j0, j0 + 2^kLevel) in one vector (kPartial:
+  // 0 for blocks >= nb). Level 0 is a block's vertical max; level L merges
+  // two level-(L-1) vectors (lower blocks first) so that the lanes of each
+  // block halve; after log2(NL) levels lane j holds block j0 + j. Depth-
+  // first, so only one vector per level is live (no spills of NL vectors).
+  // Merges permute u32 lanes (x86's two-table u16 permute costs about 2.5
+  // times the u32 one) and take the max per lane of DL; 16-bit lanes merge
+  // first with blends and a rotate, which leaves u32 lane k = (block 2j,
+  // block 2j + 1) maxima of lanes 2k, 2k + 1.
+  template <size_t kLevel, bool kPartial, class DL, class LoadAbs>
   static HWY_INLINE hn::Vec<DL> MaxTree(DL dl, size_t nb, size_t j0, const LoadAbs& load_abs) {
     if constexpr (kLevel == 0) {
-      if (j0 >= nb) return hn::Zero(dl);
+      if (kPartial && j0 >= nb) return hn::Zero(dl);
       const size_t NL = hn::Lanes(dl);
       auto vmax = load_abs(j0, 0);
       for (size_t i = NL; i < kBlock; i += NL) vmax = hn::Max(vmax, load_abs(j0, i));
       return vmax;
     } else {
 #if HWY_TARGET != HWY_SCALAR  // (one lane: kLevels = 0)
-      const auto lo = MaxTree<kLevel - 1>(dl, nb, j0, load_abs);
-      const auto hi = MaxTree<kLevel - 1>(dl, nb, j0 + (size_t{1} << (kLevel - 1)), load_abs);
+      const auto lo = MaxTree<kLevel - 1, kPartial>(dl, nb, j0, load_abs);
+      const auto hi =
+          MaxTree<kLevel - 1, kPartial>(dl, nb, j0 + (size_t{1} << (kLevel - 1)), load_abs);
       const hn::Repartition<uint32_t, DL> d32;
       if constexpr (kLevel == 1 && sizeof(hn::TFromD<DL>) == 2) {
         const auto swapped =
@@ -367,7 +375,11 @@ class MxBlockQuantizer {
       const float m0 = m(0), m1 = m(1), m2 = m(2), m3 = m(3);
 #ifdef MXPACK_HAVE_F16C_ENCODE
       if constexpr (kF16c) {
-        return F16cEncodeF32<kElem, true>::template EncodeToU8x4<kFoldScale, kNoSticky>(
+        // MX: NaN inputs lie in NaN blocks, whose codes finish() overrides,
+        // so the encoder skips its NaN select (NVFP4 keeps it: Inf * 0 with
+        // a zero scale is a NaN outside NaN blocks).
+        return F16cEncodeF32<kElem, true>::template EncodeToU8x4<kFoldScale, kNoSticky,
+                                                                 /*kNanFree=*/!kNvfp4>(
             du, Scaled(p, m0), Scaled(p + N * kSrcBytes, m1), Scaled(p + 2 * N * kSrcBytes, m2),
             Scaled(p + 3 * N * kSrcBytes, m3));
       }

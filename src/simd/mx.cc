@@ -91,14 +91,16 @@ void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
   static_assert(kChunk / 16 <= 128, "chunk exceeds MxBlockQuantizer::kMaxBlocks");
   std::vector<float> xbuf(kChunk);
   std::vector<uint8_t> codes(kChunk), scale_codes(kChunk / 16);
-  // ScaleOffset(r, k) = RowBase(r) + BlockPart(k), cheap to walk.
+  // ScaleOffset(r, k) = RowBase(r) + BlockPart(k), cheap to walk. (The
+  // lambdas capture by value: the scatter's byte stores would otherwise make
+  // the compiler reload every captured reference after each store.)
   const bool tiled = s.scale_layout == ScaleLayout::kTcgen05;
   const size_t tile_row_bytes = (bpr + 3) / 4 * 512;  // one row of 512-B tiles
-  const auto RowBase = [&](size_t r) {
+  const auto RowBase = [tiled, tile_row_bytes, bpr](size_t r) {
     return tiled ? (r / 128) * tile_row_bytes + (r % 32) * 16 + (r / 32 % 4) * 4
                  : r * bpr;
   };
-  const auto BlockPart = [&](size_t k) {
+  const auto BlockPart = [tiled](size_t k) {
     return tiled ? (k / 4) * 512 + k % 4 : k;
   };
   // Element bytes before element index i of a row (i a multiple of 16).
@@ -139,15 +141,18 @@ void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
     // Scatter the scale codes, a row's run of blocks at a time; tcgen05
     // tiles hold 4 consecutive blocks of a row in 4 consecutive bytes.
     const uint8_t* sc = scale_codes.data();
+    uint8_t* const scales = job.scales;
+    const auto row_base = RowBase;  // copies (see above)
+    const auto block_part = BlockPart;
     size_t rr = r, k = k0;
     for (size_t b = 0; b < nb;) {
       const size_t run = std::min(nb - b, bpr - k);
-      uint8_t* base = job.scales + RowBase(rr);
+      uint8_t* base = scales + row_base(rr);
       if (tiled) {
         size_t j = 0;
-        for (; j < run && (k + j) % 4 != 0; ++j) base[BlockPart(k + j)] = sc[b + j];
-        for (; j + 4 <= run; j += 4) std::memcpy(base + BlockPart(k + j), sc + b + j, 4);
-        for (; j < run; ++j) base[BlockPart(k + j)] = sc[b + j];
+        for (; j < run && (k + j) % 4 != 0; ++j) base[block_part(k + j)] = sc[b + j];
+        for (; j + 4 <= run; j += 4) std::memcpy(base + block_part(k + j), sc + b + j, 4);
+        for (; j < run; ++j) base[block_part(k + j)] = sc[b + j];
       } else {
         std::memcpy(base + k, sc + b, run);
       }

@@ -86,11 +86,13 @@ void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
   const MxBlockArgs args{ScaleParams(s.format, job.mode), job.mode,
                          job.tensor_scale, Ue4m3Table()};
 
-  // L1-sized chunks of whole blocks (a multiple of 32 and of 16).
-  constexpr size_t kChunk = 2048;  // <= kMaxBlocks blocks of 16
-  static_assert(kChunk / 16 <= 128, "chunk exceeds MxBlockQuantizer::kMaxBlocks");
-  std::vector<float> xbuf(kChunk);
-  std::vector<uint8_t> codes(kChunk), scale_codes(kChunk / 16);
+  // L1-sized chunks of MxBlockQuantizer::kMaxBlocks = 128 whole blocks (MX:
+  // 4096 elements, 16 KiB of f32; NVFP4: 2048), which halves the per-chunk
+  // work (scale codes, scatter, MXCSR) of 2048-element MX chunks.
+  constexpr size_t kChunkBlocks = 128;
+  const size_t chunk_elems = kChunkBlocks * block;
+  std::vector<float> xbuf(chunk_elems);
+  std::vector<uint8_t> codes(chunk_elems), scale_codes(kChunkBlocks);
   // ScaleOffset(r, k) = RowBase(r) + BlockPart(k), cheap to walk. (The
   // lambdas capture by value: the scatter's byte stores would otherwise make
   // the compiler reload every captured reference after each store.)
@@ -169,7 +171,7 @@ void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
     }
   };
 
-  const size_t chunk_blocks = kChunk / block;
+  const size_t chunk_blocks = kChunkBlocks;
   if (s.cols % block == 0) {
     // No row padding: the rows form one run of whole blocks.
     const size_t first = job.row_begin * bpr;

@@ -356,6 +356,7 @@ class MxBlockQuantizer {
     // past the chunk's last block (tail) use that block's multiplier.
     const size_t last_block = n / kBlock - 1;
     const auto codes_at = [&](const uint8_t* p, size_t i) {
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR  // as kDirect
       if constexpr (kDirect) {
         // Two u16 vectors, each within one block (2N <= kBlock).
         const hn::Repartition<uint16_t, DU> d16;
@@ -371,6 +372,10 @@ class MxBlockQuantizer {
         (void)add2;
         (void)low2;
       }
+#else
+      (void)add2;
+      (void)low2;
+#endif
       const auto m = [&](size_t k) { return mult[HWY_MIN((i + k * N) / kBlock, last_block)]; };
       const float m0 = m(0), m1 = m(1), m2 = m(2), m3 = m(3);
 #ifdef MXPACK_HAVE_F16C_ENCODE

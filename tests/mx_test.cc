@@ -718,14 +718,17 @@ TEST(MxSimd, NanBlocksRowPaddingAndScaleRunsEveryTarget) {
 TEST(MxSimd, Bf16EveryMagnitudeBelowAnAnchorEveryTarget) {
   // bf16 into MXFP8 takes a direct integer path on x86 (u16 lanes, no
   // widening) for vectors whose scaled values are all normals of the element
-  // format or +-0, and the general path otherwise. Each anchor A (the amax)
+  // format or +-0, and the general path otherwise (MXFP4, whose bf16 path
+  // is the general one, runs the same tensors). Each anchor A (the amax)
   // is followed by every bf16 magnitude from 0 to A in ascending order, 31
   // per block after A, with alternating signs: the upper blocks take the
   // direct path (rounding ties included: every mantissa occurs), the lower
   // ones hold scaled subnormals and bf16 subnormals (general path), and the
   // top binade saturates in floor mode. The first block also holds +-Inf
-  // (saturate), the last +-0 only. Anchors put the scale code at its extremes
-  // (0 and 254) and in between.
+  // (saturate), the second +-Inf and +-A only: no small value sends it to
+  // the general path, only its Inf does (read as 2^128, Inf would not
+  // saturate under ceil / rceil near 2^128), and the last block +-0 only.
+  // Anchors put the scale code at its extremes (0 and 254) and in between.
   constexpr size_t kCols = 64;
   for (const uint16_t anchor : {uint16_t{0x7F7F}, uint16_t{0x7E80}, uint16_t{0x5F00},
                                 uint16_t{0x4380}, uint16_t{0x3FC0}, uint16_t{0x3F80},
@@ -737,8 +740,10 @@ TEST(MxSimd, Bf16EveryMagnitudeBelowAnAnchorEveryTarget) {
       bits.push_back(anchor);
       for (size_t j = 1; j < 32; ++j) {
         uint16_t v = 0;
-        if (b == 0 && j <= 2) {
+        if (b <= 1 && j <= 2) {
           v = j == 1 ? 0x7F80 : 0xFF80;  // +Inf, -Inf
+        } else if (b == 1) {
+          v = static_cast<uint16_t>(anchor | ((j & 1) << 15));  // no small values
         } else if (m <= anchor) {
           v = static_cast<uint16_t>(m | ((m & 1) << 15));
           ++m;
@@ -751,7 +756,7 @@ TEST(MxSimd, Bf16EveryMagnitudeBelowAnAnchorEveryTarget) {
     std::vector<uint8_t> in(bits.size() * 2);
     std::memcpy(in.data(), bits.data(), in.size());
     const size_t rows = bits.size() / kCols;
-    for (MxFormat f : {MxFormat::kMxfp8E4m3, MxFormat::kMxfp8E5m2}) {
+    for (MxFormat f : {MxFormat::kMxfp8E4m3, MxFormat::kMxfp8E5m2, MxFormat::kMxfp4}) {
       for (ScaleMode mode : kModes) {
         MxOptions o;
         o.scale_mode = mode;

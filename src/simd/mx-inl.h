@@ -125,6 +125,7 @@ class MxBlockQuantizer {
     // each a u16 value in both halves of a u32 (written by ScaleCodes).
     HWY_ALIGN uint32_t add2[kDirectBlocks];
     HWY_ALIGN uint32_t low2[kDirectBlocks];
+    uint8_t inf_block[kDirectBlocks];  // kDirect: block b holds an Inf (set with it)
 
     // (1) amax as the integer max of |x| bits (NaN bits exceed Inf's);
     // lanes of missing blocks past nb are 0, which also defines the tail of
@@ -158,6 +159,7 @@ class MxBlockQuantizer {
     // divided (NVFP4) by. Blocks holding an Inf (and no NaN) first get their
     // amax over the finite elements.
     for (size_t b = 0; HWY_UNLIKELY(chunk_amax >= 0x7F800000u) && b < nb; ++b) {
+      if constexpr (kDirect) inf_block[b] = amax[b] == 0x7F800000u;
       if (amax[b] == 0x7F800000u) {
         const uint8_t* p = src + b * kBlock * kSrcBytes;
         VU vmax = hn::Zero(du);
@@ -196,6 +198,15 @@ class MxBlockQuantizer {
       }
     } else {
       ScaleCodes(a.scale, amax, nb, scale_codes, mult, add2, low2);
+      // kDirect: blocks holding an Inf take the general path (a low above
+      // every finite value flags each of their nonzero lanes): EncodeDirect
+      // would read Inf as 2^128, which a scale near 2^127 (ceil / rceil with
+      // amax near 2^128) brings below max finite instead of saturating it.
+      if constexpr (kDirect) {
+        for (size_t b = 0; HWY_UNLIKELY(chunk_amax >= 0x7F800000u) && b < nb; ++b) {
+          if (inf_block[b]) low2[b] = 0x7FFF7FFFu;
+        }
+      }
     }
 
     // (3) Scale, encode, store. On x86 it runs with FTZ (products below
@@ -439,8 +450,9 @@ class MxBlockQuantizer {
   //   add = 2^(kDirectShift-1) - 1 - ((c - bias) << 7)  (mod 2^16),
   //   lsb = bit kDirectShift of |h|,
   // valid for |h| >= low = max(c + 1 - bias, 1) << 7 (no u16 wrap either
-  // way: |h| + add lies in [0x80, 0x8800)); Inf saturates through the min.
-  // Lanes below low get code 0 (+-0 keeps its sign). The returned mask marks
+  // way: |h| + add lies in [0x80, 0x8800)), for finite h (Run sends the
+  // blocks holding an Inf to the general path). Lanes below low get code 0
+  // (+-0 keeps its sign). The returned mask marks
   // the lanes the formula does not cover: nonzero and below low (scaled
   // subnormals, bf16 subnormals); the caller then takes the general path for
   // the whole step. NaN lanes get arbitrary codes here: they are in NaN

@@ -351,18 +351,11 @@ HWY_INLINE void StoreBytes4(DU du, hn::Vec<DU> v0, hn::Vec<DU> v1, hn::Vec<DU> v
 
 #if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR
 // Stores the low bytes of every lane of two u16 vectors (values < 2^8), in
-// order: one saturating pack, plus a u64 permute on 256/512-bit vectors.
+// order (U8From2U16: one saturating pack, plus a u64 permute on 256/512-bit
+// vectors).
 template <class D16>
-HWY_INLINE void StoreBytes2U16(D16 /*d16*/, hn::Vec<D16> v0, hn::Vec<D16> v1, uint8_t* out) {
-#if HWY_TARGET <= HWY_AVX3
-  const __m512i idx = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
-  _mm512_storeu_si512(out, _mm512_permutexvar_epi64(idx, _mm512_packus_epi16(v0.raw, v1.raw)));
-#elif HWY_TARGET == HWY_AVX2
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
-                      _mm256_permute4x64_epi64(_mm256_packus_epi16(v0.raw, v1.raw), 0xD8));
-#else
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_packus_epi16(v0.raw, v1.raw));
-#endif
+HWY_INLINE void StoreBytes2U16(D16 d16, hn::Vec<D16> v0, hn::Vec<D16> v1, uint8_t* out) {
+  hn::StoreU(U8From2U16(d16, v0, v1), hn::Repartition<uint8_t, D16>(), out);
 }
 #endif
 

@@ -366,6 +366,8 @@ class MxBlockQuantizer {
     // Codes of the 4N elements at p (element index i of the chunk); vectors
     // past the chunk's last block (tail) use that block's multiplier.
     const size_t last_block = n / kBlock - 1;
+    (void)add2;  // read by the kDirect path only
+    (void)low2;
     const auto codes_at = [&](const uint8_t* p, size_t i) {
 #if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR  // as kDirect
       if constexpr (kDirect) {
@@ -379,13 +381,7 @@ class MxBlockQuantizer {
         const auto odd0 = EncodeDirect(d16, hn::LoadU(d16, s16), add2[b0], low2[b0], c0);
         const auto odd1 = EncodeDirect(d16, hn::LoadU(d16, s16 + N16), add2[b1], low2[b1], c1);
         if (HWY_LIKELY(hn::AllFalse(d16, hn::Or(odd0, odd1)))) return U8From2U16(d16, c0, c1);
-      } else {
-        (void)add2;
-        (void)low2;
       }
-#else
-      (void)add2;
-      (void)low2;
 #endif
       const auto m = [&](size_t k) { return mult[HWY_MIN((i + k * N) / kBlock, last_block)]; };
       const float m0 = m(0), m1 = m(1), m2 = m(2), m3 = m(3);
@@ -452,11 +448,10 @@ class MxBlockQuantizer {
   // valid for |h| >= low = max(c + 1 - bias, 1) << 7 (no u16 wrap either
   // way: |h| + add lies in [0x80, 0x8800)), for finite h (Run sends the
   // blocks holding an Inf to the general path). Lanes below low get code 0
-  // (+-0 keeps its sign). The returned mask marks
-  // the lanes the formula does not cover: nonzero and below low (scaled
-  // subnormals, bf16 subnormals); the caller then takes the general path for
-  // the whole step. NaN lanes get arbitrary codes here: they are in NaN
-  // blocks, which pass 3 overrides.
+  // (+-0 keeps its sign). The returned mask marks the lanes the formula does
+  // not cover: nonzero and below low (scaled subnormals, bf16 subnormals);
+  // the caller then takes the general path for the whole step. NaN lanes get
+  // arbitrary codes here: they are in NaN blocks, which pass 3 overrides.
   template <class D16>
   static HWY_INLINE hn::Mask<D16> EncodeDirect(D16 d16, hn::Vec<D16> h, uint32_t add2,
                                                uint32_t low2, hn::Vec<D16>& code) {

@@ -171,13 +171,12 @@ void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
     }
   };
 
-  const size_t chunk_blocks = kChunkBlocks;
   if (s.cols % block == 0) {
     // No row padding: the rows form one run of whole blocks.
     const size_t first = job.row_begin * bpr;
     const size_t last = job.row_end * bpr;
-    for (size_t b0 = first; b0 < last; b0 += chunk_blocks) {
-      const size_t nb = std::min(chunk_blocks, last - b0);
+    for (size_t b0 = first; b0 < last; b0 += kChunkBlocks) {
+      const size_t nb = std::min(kChunkBlocks, last - b0);
       chunk(job.in + (b0 - first) * block * src_bytes, nb * block, nb,
             b0 / bpr, b0 % bpr, job.elements + elem_offset(b0 * block));
     }
@@ -186,8 +185,8 @@ void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
   const size_t row_bytes = s.element_row_bytes();
   for (size_t r = job.row_begin; r < job.row_end; ++r) {
     const uint8_t* row = job.in + (r - job.row_begin) * s.cols * src_bytes;
-    for (size_t k0 = 0; k0 < bpr; k0 += chunk_blocks) {
-      const size_t nb = std::min(chunk_blocks, bpr - k0);
+    for (size_t k0 = 0; k0 < bpr; k0 += kChunkBlocks) {
+      const size_t nb = std::min(kChunkBlocks, bpr - k0);
       const size_t c0 = k0 * block;
       const size_t nvalid = std::min(s.cols, c0 + nb * block) - c0;
       chunk(row + c0 * src_bytes, nvalid, nb, r, k0,

@@ -9,6 +9,9 @@
 #include <iterator>
 #include <string>
 #include <vector>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>  // _mm_getcsr / _mm_setcsr
+#endif
 
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
@@ -39,7 +42,17 @@ class ConvertTarget : public ::testing::TestWithParam<int64_t> {
     const size_t n = in.size() / ib;
     std::vector<uint8_t> want(n * ob), got(n * ob, 0xCD);
     ASSERT_TRUE(scalar::ConvertArray(from, to, p, in, absl::MakeSpan(want), rbits).ok());
-    ASSERT_TRUE(ConvertArray(from, to, p, in, absl::MakeSpan(got), rbits, impl()).ok());
+    {
+#if defined(__x86_64__) || defined(__i386__)
+      const unsigned saved = _mm_getcsr();
+      if (caller_ftz_daz_) _mm_setcsr(saved | 0x8040u);  // FTZ | DAZ
+#endif
+      const absl::Status s = ConvertArray(from, to, p, in, absl::MakeSpan(got), rbits, impl());
+#if defined(__x86_64__) || defined(__i386__)
+      _mm_setcsr(saved);
+#endif
+      ASSERT_TRUE(s.ok()) << s;
+    }
     if (want == got) return;
     int shown = 0;
     for (size_t i = 0; i < n && shown < 5; ++i) {
@@ -50,12 +63,17 @@ class ConvertTarget : public ::testing::TestWithParam<int64_t> {
       if (w != g) {
         ++shown;
         ADD_FAILURE() << absl::StrFormat(
-            "%s %s -> %s %s index %u input 0x%X rbits 0x%X: expected 0x%X, got 0x%X",
-            hwy::TargetName(GetParam()), FormatName(from), FormatName(to), PolicyToString(p), i,
+            "%s%s %s -> %s %s index %u input 0x%X rbits 0x%X: expected 0x%X, got 0x%X",
+            hwy::TargetName(GetParam()), caller_ftz_daz_ ? " (caller FTZ+DAZ)" : "",
+            FormatName(from), FormatName(to), PolicyToString(p), i,
             x, rbits.empty() ? 0 : rbits[i], w, g);
       }
     }
   }
+
+  // Check runs the SIMD conversion with MXCSR.FTZ and .DAZ set (x86), as
+  // under a -ffast-math caller; the reference runs in the default mode.
+  bool caller_ftz_daz_ = false;
 };
 
 std::vector<uint8_t> All16() {
@@ -89,6 +107,24 @@ TEST_P(ConvertTarget, EveryF16AndBF16InputEveryPolicy) {
     relu.relu = true;
     Check(src, Format::kF32, {}, in);
     Check(src, Format::kF32, relu, in);
+  }
+}
+
+TEST_P(ConvertTarget, EveryF16AndBF16InputUnderCallerFtzDaz) {
+  // The results do not depend on the caller's MXCSR: the F16C encoders set
+  // their own FTZ/DAZ, the AVX512-FP16 half encoders (bf16/f16 -> e2m1, e2m3,
+  // e3m2, e4m3, ue4m3 rn satfinite on Sapphire Rapids and later) compute f16
+  // subnormals whatever FTZ/DAZ say, and the other paths work in integer
+  // lanes. (No-op off x86.)
+  caller_ftz_daz_ = true;
+  const std::vector<uint8_t> in = All16();
+  for (Format src : {Format::kF16, Format::kBF16}) {
+    for (Format dst : kNarrow) {
+      for (const EncodePolicy& p : testing::LegalPolicies(src, dst)) {
+        const bool rs = p.rounding == Rounding::kRS && !IsExactConversion(src, dst);
+        Check(src, dst, p, in, rs ? Rbits(65536, 5) : std::vector<uint32_t>{});
+      }
+    }
   }
 }
 

@@ -552,6 +552,20 @@ HWY_NOINLINE void F16cEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_R
 }
 #endif
 
+#ifdef MXPACK_HAVE_FP16_HALF_ENCODE
+// bf16 / f16 -> kTo rn satfinite with Fp16EncodeHalf (AVX512-FP16 CPUs only).
+template <Format kTo, bool kRelu, bool kBF16>
+MXPACK_FP16_TARGET void Fp16EncodeHalfArray(const uint8_t* HWY_RESTRICT in,
+                                            uint8_t* HWY_RESTRICT out, size_t n) {
+  using Enc = Fp16EncodeHalf<kTo, kRelu, kBF16>;
+  const hn::Full512<uint16_t> d16;
+  ForEachStep<2, 1, 2>(d16, in, out, n, [d16](const uint8_t* src, uint8_t* dst) MXPACK_FP16_TARGET {
+    StoreBytes2U16(d16, hn::Vec512<uint16_t>{Enc::EncodeRn(_mm512_loadu_si512(src))},
+                   hn::Vec512<uint16_t>{Enc::EncodeRn(_mm512_loadu_si512(src + 64))}, dst);
+  });
+}
+#endif
+
 // f32/f16/bf16 -> kTo (rn, compile-time saturation and relu).
 template <internal::SrcKind kSrc, Format kTo, bool kSatFinite, bool kRelu>
 void FastEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, size_t n) {
@@ -562,6 +576,11 @@ void FastEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, 
   constexpr size_t kIn = Src::kBytes;
 #if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR
   if constexpr (kSrc == internal::SrcKind::kBF16 && internal::FastFormatOf(kTo).bits <= 8) {
+#ifdef MXPACK_HAVE_FP16_HALF_ENCODE
+    if constexpr (kSatFinite && Fp16EncodeHalf<kTo, kRelu, true>::kSupported) {
+      if (internal::CpuHasAvx512Fp16()) return Fp16EncodeHalfArray<kTo, kRelu, true>(in, out, n);
+    }
+#endif
     // bf16 -> narrow in u16 lanes (twice the lanes of the f32 encoder).
     using Enc16 = FastEncodeBF16<kTo, kSatFinite, kRelu>;
     const hn::ScalableTag<uint16_t> d16;
@@ -572,6 +591,12 @@ void FastEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, 
                      Enc16::EncodeRn(d16, hn::LoadU(d16, s16 + N16)), dst);
     });
     return;
+  }
+#endif
+#ifdef MXPACK_HAVE_FP16_HALF_ENCODE
+  if constexpr (kSrc == internal::SrcKind::kF16 && kSatFinite &&
+                Fp16EncodeHalf<kTo, kRelu, false>::kSupported) {
+    if (internal::CpuHasAvx512Fp16()) return Fp16EncodeHalfArray<kTo, kRelu, false>(in, out, n);
   }
 #endif
 #ifdef MXPACK_HAVE_F16C_ENCODE

@@ -34,6 +34,7 @@
 
 #include "hwy/highway.h"
 #include "mxpack/format.h"
+#include "src/simd/fp16_target.h"
 #if HWY_ARCH_X86
 #include <xmmintrin.h>  // _mm_getcsr / _mm_setcsr
 #endif
@@ -270,6 +271,78 @@ struct FastEncodeBF16 {
   }
 };
 #endif  // HWY_ARCH_X86 && !EMU128 && !SCALAR
+
+#undef MXPACK_HAVE_FP16_HALF_ENCODE  // per target: this header is re-included
+#if MXPACK_FP16_INTRIN && (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL)
+#define MXPACK_HAVE_FP16_HALF_ENCODE 1
+// bf16 or f16 -> narrow codes, rn satfinite, with AVX512-FP16 arithmetic
+// (32 u16 lanes; only on CPUs with AVX512-FP16, internal::CpuHasAvx512Fp16):
+//
+//   Fp16EncodeHalf<kTo, kRelu, kBF16>::EncodeRn(bits)   (kSupported formats)
+//
+// bit-identical to scalar::Convert(kBF16 or kF16, kTo, bits, rn satfinite).
+// Method, for a = |x| clamped to max finite (satfinite; Inf too, NaN is
+// patched at the end):
+//  * h, the f16 of a: a itself for f16 sources; for bf16, (a -sat 0x3800)
+//    << 3 is the f16 of a for a >= 2^-14 (rebias 127 -> 15; bf16's 7
+//    mantissa bits fit), and smaller a give an f16 below 2^-14.
+//  * c = max(2^(e + 10 - man), 2^(emin - man + 10)) with e = exponent of h:
+//    h + c lies in c's binade, whose f16 ulp is the code's ulp at a (normal:
+//    2^(e - man); subnormal: 2^(emin - man)), so one RNE f16 add rounds a
+//    to the code grid (one rounding: normals and subnormals alike) and
+//    r = (h + c) - c is exact.
+//  * r * 2^(bias - 15) is exact (code subnormals become f16 subnormals on
+//    the grid 2^(-14 - man)), and its f16 exponent field is the code's, so
+//    code = bits >> (10 - man), as in F16cEncodeF32.
+// kSupported: codes of at most 8 bits with man <= 3, bias <= 15 and half the
+// smallest subnormal >= 2^-14 (bias + man <= 14), so every a < 2^-14 (and
+// any f16 image of one) encodes to 0: e2m1, e2m3, e3m2, e4m3, ue4m3; not
+// e5m2. The adds and multiply use explicit RNE (_MM_FROUND_TO_NEAREST_INT)
+// and f16 arithmetic ignores FTZ/DAZ, so MXCSR does not matter.
+// bf16: 16 vector operations per 32 elements against FastEncodeBF16's 20.
+template <Format kTo, bool kRelu, bool kBF16>
+struct Fp16EncodeHalf {
+  using F32 = FastEncodeF32<kTo, true, kRelu>;  // policy legality
+  static constexpr internal::FastFormat kT = F32::kT;
+  static constexpr bool kSupported = kT.bits <= 8 && kT.man_bits <= 3 &&
+                                     kT.bias + kT.man_bits <= 14 && kTo != Format::kUE8M0;
+  static constexpr int kDrop = 10 - kT.man_bits;
+  // Source bits of max finite (exponent field max_code >> man, mantissa the
+  // rest) and of the smallest NaN.
+  static constexpr int kSrcMan = kBF16 ? 7 : 10;
+  static constexpr uint16_t kMaxBits = static_cast<uint16_t>(
+      (((kT.max_code >> kT.man_bits) - kT.bias + (kBF16 ? 127 : 15)) << kSrcMan) |
+      ((kT.max_code & ((1u << kT.man_bits) - 1)) << (kSrcMan - kT.man_bits)));
+  static constexpr uint16_t kInfBits = kBF16 ? 0x7F80 : 0x7C00;
+  static constexpr uint16_t kUlpShift = static_cast<uint16_t>(kDrop << 10);
+  static constexpr uint16_t kSubMagic =
+      static_cast<uint16_t>((26 - kT.bias - kT.man_bits) << 10);  // 2^(emin-man+10)
+  static constexpr uint16_t kScale = static_cast<uint16_t>(kT.bias << 10);  // 2^(bias-15)
+
+  static MXPACK_FP16_INLINE __m512i EncodeRn(__m512i x) {
+    static_assert(kSupported, "Fp16EncodeHalf: unsupported destination");
+    constexpr int kRn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    const auto u16 = [](uint16_t v) { return _mm512_set1_epi16(static_cast<short>(v)); };
+    const __m512i a = _mm512_and_si512(x, u16(0x7FFF));
+    const __mmask32 is_nan = _mm512_cmpgt_epi16_mask(a, u16(kInfBits));
+    __m512i h = _mm512_min_epi16(a, u16(kMaxBits));
+    if constexpr (kBF16) h = _mm512_slli_epi16(_mm512_subs_epu16(h, u16(0x3800)), 3);
+    const __m512i c =
+        _mm512_max_epi16(_mm512_add_epi16(_mm512_and_si512(h, u16(0x7C00)), u16(kUlpShift)),
+                         u16(kSubMagic));
+    const __m512h ch = _mm512_castsi512_ph(c);
+    const __m512h r =
+        _mm512_sub_round_ph(_mm512_add_round_ph(_mm512_castsi512_ph(h), ch, kRn), ch, kRn);
+    const __m512i code = _mm512_srli_epi16(
+        _mm512_castph_si512(_mm512_mul_round_ph(r, _mm512_castsi512_ph(u16(kScale)), kRn)),
+        kDrop);
+    const hn::Full512<uint16_t> d16;
+    return SignReluNanU16<kTo, kRelu>(d16, hn::Vec512<uint16_t>{code}, hn::Vec512<uint16_t>{x},
+                                      hn::Mask512<uint16_t>{is_nan})
+        .raw;
+  }
+};
+#endif  // MXPACK_HAVE_FP16_HALF_ENCODE
 
 #undef MXPACK_HAVE_F16C_ENCODE  // per target: this header is re-included
 #if HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)

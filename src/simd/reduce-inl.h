@@ -19,25 +19,10 @@
 // fp8 kernels run only on chunks without NaN/Inf codes (checked per chunk on
 // whole u8 vectors); other chunks run the scalar reference.
 
-// AVX512-FP16 kernels (x86-64, GCC >= 12 / clang >= 16): the fp8 acc::f16
-// models in f16 lanes with native f16 adds, used by the AVX3 targets on CPUs
-// with AVX512-FP16 (Sapphire Rapids and later). clang 14 lacks
-// __builtin_cpu_supports("avx512fp16") and only declares the f16 intrinsics
-// when the whole translation unit targets AVX512-FP16, so clang builds before
-// 16 use the Highway kernels.
-#ifndef MXPACK_SRC_SIMD_REDUCE_FP16_MACROS_
-#define MXPACK_SRC_SIMD_REDUCE_FP16_MACROS_
-#if (defined(__x86_64__) || defined(_M_X64)) &&                     \
-    ((defined(__clang__) && __clang_major__ >= 16) ||               \
-     (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 12))
-#define MXPACK_REDUCE_FP16_INTRIN 1
-#define MXPACK_FP16_TARGET                                                  \
-  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512fp16")))
-#define MXPACK_FP16_INLINE inline __attribute__((always_inline)) MXPACK_FP16_TARGET
-#else
-#define MXPACK_REDUCE_FP16_INTRIN 0
-#endif
-#endif  // MXPACK_SRC_SIMD_REDUCE_FP16_MACROS_
+// AVX512-FP16 kernels (src/simd/fp16_target.h): the fp8 acc::f16 models in
+// f16 lanes with native f16 adds, used by the AVX3 targets on CPUs with
+// AVX512-FP16 (Sapphire Rapids and later).
+#include "src/simd/fp16_target.h"
 
 // Per-target include guard (Highway convention).
 #if defined(MXPACK_SRC_SIMD_REDUCE_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -497,7 +482,7 @@ void ReduceLoop(const ReduceSpec& spec, const uint8_t* const* src, size_t nsrc,
 inline constexpr size_t kE4M3FiniteSources = 128;
 
 #undef MXPACK_REDUCE_HAVE_FP16_KERNEL
-#if MXPACK_REDUCE_FP16_INTRIN && (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL)
+#if MXPACK_FP16_INTRIN && (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL)
 #define MXPACK_REDUCE_HAVE_FP16_KERNEL 1
 // ---------------------------------------------------------------------------
 // AVX512-FP16 kernels of the fp8 acc::f16 models (kSequential, kPairwiseTree)
@@ -751,8 +736,7 @@ void F16Loop(const ReduceSpec& spec, const uint8_t* const* src, size_t nsrc, uin
 
 // Whether this CPU runs the AVX512-FP16 kernels (and they are enabled).
 inline bool UseF16Kernels() {
-  static const bool kCpu = __builtin_cpu_supports("avx512fp16");
-  return kCpu && internal::ReduceNativeF16Enabled();
+  return internal::CpuHasAvx512Fp16() && internal::ReduceNativeF16Enabled();
 }
 #else
 #define MXPACK_REDUCE_HAVE_FP16_KERNEL 0

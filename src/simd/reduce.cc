@@ -31,8 +31,8 @@ void SetReduceNativeF16Enabled(bool enabled) {
   g_native_f16.store(enabled, std::memory_order_relaxed);
 }
 bool ReduceNativeF16Available() {
-#if MXPACK_REDUCE_FP16_INTRIN
-  return __builtin_cpu_supports("avx512fp16");
+#if MXPACK_FP16_INTRIN
+  return CpuHasAvx512Fp16();
 #else
   return false;
 #endif

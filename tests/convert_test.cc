@@ -31,7 +31,7 @@ constexpr Format kDests[] = {Format::kE2M1, Format::kE2M3, Format::kE3M2,
                              Format::kUE4M3, Format::kF16,  Format::kBF16};
 
 class ConvertTarget : public ::testing::TestWithParam<int64_t> {
- protected:
+ public:
   Impl impl() const { return Impl{GetParam()}; }
 
   // Converts `in` with the target and with the scalar reference; reports the
@@ -93,15 +93,24 @@ std::vector<uint32_t> Rbits(size_t n, uint64_t seed) {
   return r;
 }
 
-TEST_P(ConvertTarget, EveryF16AndBF16InputEveryPolicy) {
+// Every f16 and bf16 input into each of `dests` under every legal policy.
+template <size_t kN>
+void CheckEveryHalfInput(ConvertTarget* t, const Format (&dests)[kN], uint64_t rbits_seed) {
   const std::vector<uint8_t> in = All16();
   for (Format src : {Format::kF16, Format::kBF16}) {
-    for (Format dst : kDests) {
+    for (Format dst : dests) {
       for (const EncodePolicy& p : testing::LegalPolicies(src, dst)) {
         const bool rs = p.rounding == Rounding::kRS && !IsExactConversion(src, dst);
-        Check(src, dst, p, in, rs ? Rbits(65536, 3) : std::vector<uint32_t>{});
+        t->Check(src, dst, p, in, rs ? Rbits(65536, rbits_seed) : std::vector<uint32_t>{});
       }
     }
+  }
+}
+
+TEST_P(ConvertTarget, EveryF16AndBF16InputEveryPolicy) {
+  CheckEveryHalfInput(this, kDests, 3);
+  const std::vector<uint8_t> in = All16();
+  for (Format src : {Format::kF16, Format::kBF16}) {
     // Exact decode to f32 (with and without relu).
     EncodePolicy relu;
     relu.relu = true;
@@ -117,15 +126,7 @@ TEST_P(ConvertTarget, EveryF16AndBF16InputUnderCallerFtzDaz) {
   // subnormals whatever FTZ/DAZ say, and the other paths work in integer
   // lanes. (No-op off x86.)
   caller_ftz_daz_ = true;
-  const std::vector<uint8_t> in = All16();
-  for (Format src : {Format::kF16, Format::kBF16}) {
-    for (Format dst : kNarrow) {
-      for (const EncodePolicy& p : testing::LegalPolicies(src, dst)) {
-        const bool rs = p.rounding == Rounding::kRS && !IsExactConversion(src, dst);
-        Check(src, dst, p, in, rs ? Rbits(65536, 5) : std::vector<uint32_t>{});
-      }
-    }
-  }
+  CheckEveryHalfInput(this, kNarrow, 5);
 }
 
 TEST_P(ConvertTarget, EveryNarrowCodeDecoded) {

@@ -318,6 +318,9 @@ struct Fp16EncodeHalf {
   static constexpr uint16_t kSubMagic =
       static_cast<uint16_t>((26 - kT.bias - kT.man_bits) << 10);  // 2^(emin-man+10)
   static constexpr uint16_t kScale = static_cast<uint16_t>(kT.bias << 10);  // 2^(bias-15)
+  // (E_magic << man): the code of c's binade start (man >= 2 path).
+  static constexpr uint16_t kCodeBias =
+      static_cast<uint16_t>((26 - kT.bias - kT.man_bits) << kT.man_bits);
 
   static MXPACK_FP16_INLINE __m512i EncodeRn(__m512i x) {
     static_assert(kSupported, "Fp16EncodeHalf: unsupported destination");
@@ -331,12 +334,33 @@ struct Fp16EncodeHalf {
         _mm512_max_epi16(_mm512_add_epi16(_mm512_and_si512(h, u16(0x7C00)), u16(kUlpShift)),
                          u16(kSubMagic));
     const __m512h ch = _mm512_castsi512_ph(c);
-    const __m512h r =
-        _mm512_sub_round_ph(_mm512_add_round_ph(_mm512_castsi512_ph(h), ch, kRn), ch, kRn);
-    const __m512i code = _mm512_srli_epi16(
-        _mm512_castph_si512(_mm512_mul_round_ph(r, _mm512_castsi512_ph(u16(kScale)), kRn)),
-        kDrop);
+    const __m512h sum = _mm512_add_round_ph(_mm512_castsi512_ph(h), ch, kRn);
     const hn::Full512<uint16_t> d16;
+    __m512i code;
+    if constexpr (kT.man_bits >= 2) {
+      // sum = c + k * ulp(c) with k = code - ((E_c - E_magic) << man) and
+      // k <= 2^(man+1): its mantissa field is k (bits 8, 9 zero), so
+      // k + (E_c << man) = lo byte + hi byte * 2^(man-2) (one pmaddubsw)
+      // and code = that - kCodeBias.
+      const __m512i plus = _mm512_maddubs_epi16(
+          _mm512_castph_si512(sum), u16(static_cast<uint16_t>((1u << (kT.man_bits - 2)) << 8 | 1u)));
+      if constexpr (kCodeBias == 0x80 && kT.bits == 8 && kT.has_sign && !kRelu) {
+        // code + 0x80 with code <= 0x7E: bit 7 set, so one ternary-logic op
+        // both subtracts 0x80 (xor) and ORs in the sign:
+        // (A ^ C) | (B & C), A = plus, B = x >> 8, C = 0x0080.
+        const __m512i signed_code = _mm512_ternarylogic_epi32(
+            plus, _mm512_srli_epi16(x, 8), u16(0x0080), 0xDA);
+        return _mm512_mask_mov_epi16(signed_code, is_nan, u16(static_cast<uint16_t>(kT.nan_code)));
+      }
+      code = _mm512_sub_epi16(plus, u16(kCodeBias));
+    } else {
+      // e2m1: r = sum - c is a exactly rounded; r * 2^(bias - 15) is exact
+      // and has the code's exponent field.
+      const __m512h r = _mm512_sub_round_ph(sum, ch, kRn);
+      code = _mm512_srli_epi16(
+          _mm512_castph_si512(_mm512_mul_round_ph(r, _mm512_castsi512_ph(u16(kScale)), kRn)),
+          kDrop);
+    }
     return SignReluNanU16<kTo, kRelu>(d16, hn::Vec512<uint16_t>{code}, hn::Vec512<uint16_t>{x},
                                       hn::Mask512<uint16_t>{is_nan})
         .raw;

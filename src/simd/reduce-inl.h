@@ -635,7 +635,8 @@ inline constexpr size_t kF16PrefetchBytes = 1024;
 // they hold e4m3 NaN codes (nothing written). Each source's kK lines are read
 // back to back and prefetched kF16PrefetchBytes ahead: with 8 sources the
 // hardware prefetchers alone left the L2-resident loop waiting on loads
-// (4 chunks and the prefetch: 1.25x at the L2 size, bench/ratio_runs.py).
+// (8 sources, L2 size: 1.31-1.44x in three 8-run bench/ratio_runs.py
+// comparisons; 2 or 8 chunks and 512 / 2048 bytes ahead were no better).
 template <Elem E, Step S, size_t kK>
 MXPACK_FP16_INLINE bool F16SeqChunks(const uint8_t* const* s, size_t nsrc, size_t pos,
                                      uint8_t* o) {

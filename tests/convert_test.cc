@@ -31,7 +31,7 @@ constexpr Format kDests[] = {Format::kE2M1, Format::kE2M3, Format::kE3M2,
                              Format::kUE4M3, Format::kF16,  Format::kBF16};
 
 class ConvertTarget : public ::testing::TestWithParam<int64_t> {
- public:
+ protected:
   Impl impl() const { return Impl{GetParam()}; }
 
   // Converts `in` with the target and with the scalar reference; reports the
@@ -71,6 +71,10 @@ class ConvertTarget : public ::testing::TestWithParam<int64_t> {
     }
   }
 
+  // Every f16 and bf16 input into each of `dests` under every legal policy.
+  template <size_t kN>
+  void CheckEveryHalfInput(const Format (&dests)[kN], uint64_t rbits_seed);
+
   // Check runs the SIMD conversion with MXCSR.FTZ and .DAZ set (x86), as
   // under a -ffast-math caller; the reference runs in the default mode.
   bool caller_ftz_daz_ = false;
@@ -93,22 +97,21 @@ std::vector<uint32_t> Rbits(size_t n, uint64_t seed) {
   return r;
 }
 
-// Every f16 and bf16 input into each of `dests` under every legal policy.
 template <size_t kN>
-void CheckEveryHalfInput(ConvertTarget* t, const Format (&dests)[kN], uint64_t rbits_seed) {
+void ConvertTarget::CheckEveryHalfInput(const Format (&dests)[kN], uint64_t rbits_seed) {
   const std::vector<uint8_t> in = All16();
   for (Format src : {Format::kF16, Format::kBF16}) {
     for (Format dst : dests) {
       for (const EncodePolicy& p : testing::LegalPolicies(src, dst)) {
         const bool rs = p.rounding == Rounding::kRS && !IsExactConversion(src, dst);
-        t->Check(src, dst, p, in, rs ? Rbits(65536, rbits_seed) : std::vector<uint32_t>{});
+        Check(src, dst, p, in, rs ? Rbits(65536, rbits_seed) : std::vector<uint32_t>{});
       }
     }
   }
 }
 
 TEST_P(ConvertTarget, EveryF16AndBF16InputEveryPolicy) {
-  CheckEveryHalfInput(this, kDests, 3);
+  CheckEveryHalfInput(kDests, 3);
   const std::vector<uint8_t> in = All16();
   for (Format src : {Format::kF16, Format::kBF16}) {
     // Exact decode to f32 (with and without relu).
@@ -126,7 +129,7 @@ TEST_P(ConvertTarget, EveryF16AndBF16InputUnderCallerFtzDaz) {
   // subnormals whatever FTZ/DAZ say, and the other paths work in integer
   // lanes. (No-op off x86.)
   caller_ftz_daz_ = true;
-  CheckEveryHalfInput(this, kNarrow, 5);
+  CheckEveryHalfInput(kNarrow, 5);
 }
 
 TEST_P(ConvertTarget, EveryNarrowCodeDecoded) {

@@ -294,16 +294,16 @@ HWY_INLINE void ForEachStep(D d, const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RE
                             size_t n, const Step& step) {
   const size_t G = kGroup * hn::Lanes(d);
   size_t i = 0;
-  if (kInBytes >= 2 && n * kInBytes >= kPrefetchMinBytes) {
-    for (; i + G <= n; i += G) {
+  const bool prefetch = kInBytes >= 2 && n * kInBytes >= kPrefetchMinBytes;
+  for (; i + G <= n; i += G) {
+    if (prefetch) {
       const uintptr_t ahead = reinterpret_cast<uintptr_t>(in + i * kInBytes) + kPrefetchBytes;
       for (size_t line = 0; line < G * kInBytes; line += 64) {
         __builtin_prefetch(reinterpret_cast<const void*>(ahead + line), 0, 3);
       }
-      step(in + i * kInBytes, out + i * kOutBytes);
     }
+    step(in + i * kInBytes, out + i * kOutBytes);
   }
-  for (; i + G <= n; i += G) step(in + i * kInBytes, out + i * kOutBytes);
   if (i == n) return;
   HWY_ALIGN uint8_t in_buf[kGroup * hn::MaxLanes(d) * kInBytes] = {};
   HWY_ALIGN uint8_t out_buf[kGroup * hn::MaxLanes(d) * kOutBytes];
@@ -582,9 +582,7 @@ MXPACK_FP16_TARGET void Fp16EncodeHalfArray(const uint8_t* HWY_RESTRICT in,
                    hn::Vec512<uint16_t>{Enc::EncodeRn(_mm512_loadu_si512(src + 64))}, dst);
   });
 }
-#endif
 
-#if defined(MXPACK_HAVE_FP16_HALF_ENCODE) && defined(MXPACK_HAVE_F16C_ENCODE)
 // f32 -> kTo rn satfinite on AVX512-FP16 CPUs: F16cEncodeF32's sticky bit
 // and truncating vcvtps2ph without its scaling multiply give, for every f32
 // at or above 2^-14 (below it the code is 0 either way, see Fp16EncodeHalf),
@@ -625,13 +623,21 @@ void FastEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, 
   const hn::ScalableTag<uint32_t> du;
   const size_t N = hn::Lanes(du);
   constexpr size_t kIn = Src::kBytes;
+#ifdef MXPACK_HAVE_FP16_HALF_ENCODE
+  // AVX512-FP16 CPUs: one f16 rounding (Fp16EncodeHalf) for every source.
+  if constexpr (kSatFinite && Fp16EncodeHalf<kTo, kRelu, false>::kSupported) {
+    if (internal::CpuHasAvx512Fp16()) {
+      if constexpr (kSrc == internal::SrcKind::kF32) {
+        const internal::ScopedFlushDenormals ftz;
+        return Fp16EncodeF32Array<kTo, kRelu>(in, out, n);
+      } else {
+        return Fp16EncodeHalfArray<kTo, kRelu, kSrc == internal::SrcKind::kBF16>(in, out, n);
+      }
+    }
+  }
+#endif
 #if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR
   if constexpr (kSrc == internal::SrcKind::kBF16 && internal::FastFormatOf(kTo).bits <= 8) {
-#ifdef MXPACK_HAVE_FP16_HALF_ENCODE
-    if constexpr (kSatFinite && Fp16EncodeHalf<kTo, kRelu, true>::kSupported) {
-      if (internal::CpuHasAvx512Fp16()) return Fp16EncodeHalfArray<kTo, kRelu, true>(in, out, n);
-    }
-#endif
     // bf16 -> narrow in u16 lanes (twice the lanes of the f32 encoder).
     using Enc16 = FastEncodeBF16<kTo, kSatFinite, kRelu>;
     const hn::ScalableTag<uint16_t> d16;
@@ -642,21 +648,6 @@ void FastEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, 
                      Enc16::EncodeRn(d16, hn::LoadU(d16, s16 + N16)), dst);
     });
     return;
-  }
-#endif
-#ifdef MXPACK_HAVE_FP16_HALF_ENCODE
-  if constexpr (kSrc == internal::SrcKind::kF16 && kSatFinite &&
-                Fp16EncodeHalf<kTo, kRelu, false>::kSupported) {
-    if (internal::CpuHasAvx512Fp16()) return Fp16EncodeHalfArray<kTo, kRelu, false>(in, out, n);
-  }
-#endif
-#if defined(MXPACK_HAVE_FP16_HALF_ENCODE) && defined(MXPACK_HAVE_F16C_ENCODE)
-  if constexpr (kSrc == internal::SrcKind::kF32 && kSatFinite &&
-                Fp16EncodeHalf<kTo, kRelu, false>::kSupported) {
-    if (internal::CpuHasAvx512Fp16()) {
-      const internal::ScopedFlushDenormals ftz;
-      return Fp16EncodeF32Array<kTo, kRelu>(in, out, n);
-    }
   }
 #endif
 #ifdef MXPACK_HAVE_F16C_ENCODE

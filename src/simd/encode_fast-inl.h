@@ -273,7 +273,8 @@ struct FastEncodeBF16 {
 #endif  // HWY_ARCH_X86 && !EMU128 && !SCALAR
 
 #undef MXPACK_HAVE_FP16_HALF_ENCODE  // per target: this header is re-included
-#if MXPACK_FP16_INTRIN && (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL)
+#if MXPACK_FP16_INTRIN && (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL) && \
+    !defined(HWY_DISABLE_F16C)  // the f32 path uses F16cEncodeF32's truncation
 #define MXPACK_HAVE_FP16_HALF_ENCODE 1
 // bf16 or f16 -> narrow codes, rn satfinite, with AVX512-FP16 arithmetic
 // (32 u16 lanes; only on CPUs with AVX512-FP16, internal::CpuHasAvx512Fp16):

@@ -521,6 +521,13 @@ struct EncodeStep4 {
   static constexpr bool kF16c = false;
 #endif
   static constexpr size_t kIn = WideSource<kSrc>::kBytes;
+  // f32 sources, rn satfinite, signed formats on AVX3_DL: RangeEncodeF32.
+#ifdef MXPACK_HAVE_RANGE_ENCODE
+  static constexpr bool kRange = kSrc == internal::SrcKind::kF32 && kSatFinite && !kRelu &&
+                                 RangeEncodeF32<kTo>::kSupported;
+#else
+  static constexpr bool kRange = false;
+#endif
 
   // f32 bits; on the F16C path f16 goes through vcvtph2ps (exact, NaN stays
   // NaN, ignores DAZ) instead of the integer-lane widening.
@@ -543,6 +550,12 @@ struct EncodeStep4 {
     const size_t N = hn::Lanes(du);
     const auto v0 = Load(du, src), v1 = Load(du, src + N * kIn);
     const auto v2 = Load(du, src + 2 * N * kIn), v3 = Load(du, src + 3 * N * kIn);
+#ifdef MXPACK_HAVE_RANGE_ENCODE
+    if constexpr (kRange) {
+      return hn::Vec<hn::Repartition<uint8_t, DU>>{
+          RangeEncodeF32<kTo>::Encode64(v0.raw, v1.raw, v2.raw, v3.raw)};
+    }
+#endif
 #ifdef MXPACK_HAVE_F16C_ENCODE
     if constexpr (kF16c) {
       return F16cEncodeF32<kTo, kSatFinite, kRelu>::EncodeToU8x4(du, v0, v1, v2, v3);
@@ -624,8 +637,10 @@ void FastEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, 
   const size_t N = hn::Lanes(du);
   constexpr size_t kIn = Src::kBytes;
 #ifdef MXPACK_HAVE_FP16_HALF_ENCODE
-  // AVX512-FP16 CPUs: one f16 rounding (Fp16EncodeHalf) for every source.
-  if constexpr (kSatFinite && Fp16EncodeHalf<kTo, kRelu, false>::kSupported) {
+  // AVX512-FP16 CPUs: one f16 rounding (Fp16EncodeHalf) for every source
+  // but f32 into RangeEncodeF32's formats (fewer operations; F16cEncodeArray).
+  if constexpr (kSatFinite && Fp16EncodeHalf<kTo, kRelu, false>::kSupported &&
+                !EncodeStep4<kSrc, kTo, kSatFinite, kRelu>::kRange) {
     if (internal::CpuHasAvx512Fp16()) {
       if constexpr (kSrc == internal::SrcKind::kF32) {
         const internal::ScopedFlushDenormals ftz;

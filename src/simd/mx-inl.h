@@ -73,6 +73,13 @@ class MxBlockQuantizer {
 #else
   static constexpr bool kF16c = false;
 #endif
+  // Pass 3 encodes 64 scaled elements at a time through RangeEncodeF32
+  // (AVX3_DL; every MX / NVFP4 element format), which needs no prescaling.
+#ifdef MXPACK_HAVE_RANGE_ENCODE
+  static constexpr bool kRange = RangeEncodeF32<kElem>::kSupported;
+#else
+  static constexpr bool kRange = false;
+#endif
   // MX on the F16C path: pass 2 folds the encoder's factor 2^(bias - 15)
   // into the multipliers (2^(-s + bias - 15), built from bits, so exact and
   // independent of MXCSR; products below 2^-126 flush to +-0 in Scaled
@@ -80,7 +87,7 @@ class MxBlockQuantizer {
   // no sticky bit when it sits at or below bit 16 (P = 14 + man, man <= 2:
   // e2m1, e3m2, e5m2): a bf16 times a power of two has its low 16 bits zero.
   // (e2m3 and e4m3 need it: bf16's lowest mantissa bit 16 lies below P = 17.)
-  static constexpr bool kFoldScale = kF16c && !kNvfp4;
+  static constexpr bool kFoldScale = kF16c && !kNvfp4 && !kRange;
   static constexpr int kMultExp = kFoldScale ? kElemT.bias - 15 : 0;
   static constexpr bool kNoSticky = kFoldScale && kBf16 && kElemT.man_bits <= 2;
   // bf16 into fp8 elements (MXFP8) on x86: pass 3 encodes the bf16 bits in
@@ -368,6 +375,10 @@ class MxBlockQuantizer {
     const size_t last_block = n / kBlock - 1;
     (void)add2;  // read by the kDirect path only
     (void)low2;
+    // The multiplier of vector k of the step at element i.
+    const auto mult_at = [&](size_t i, size_t k) {
+      return mult[HWY_MIN((i + k * N) / kBlock, last_block)];
+    };
     const auto codes_at = [&](const uint8_t* p, size_t i) {
 #if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR  // as kDirect
       if constexpr (kDirect) {
@@ -383,8 +394,14 @@ class MxBlockQuantizer {
         if (HWY_LIKELY(hn::AllFalse(d16, hn::Or(odd0, odd1)))) return U8From2U16(d16, c0, c1);
       }
 #endif
-      const auto m = [&](size_t k) { return mult[HWY_MIN((i + k * N) / kBlock, last_block)]; };
-      const float m0 = m(0), m1 = m(1), m2 = m(2), m3 = m(3);
+      const float m0 = mult_at(i, 0), m1 = mult_at(i, 1), m2 = mult_at(i, 2), m3 = mult_at(i, 3);
+#ifdef MXPACK_HAVE_RANGE_ENCODE
+      if constexpr (kRange) {
+        return hn::Vec<decltype(d8)>{RangeEncodeF32<kElem>::Encode64(
+            Scaled(p, m0).raw, Scaled(p + N * kSrcBytes, m1).raw,
+            Scaled(p + 2 * N * kSrcBytes, m2).raw, Scaled(p + 3 * N * kSrcBytes, m3).raw)};
+      }
+#endif
 #ifdef MXPACK_HAVE_F16C_ENCODE
       if constexpr (kF16c) {
         // MX: NaN inputs lie in NaN blocks, whose codes finish() overrides,
@@ -422,6 +439,19 @@ class MxBlockQuantizer {
       return c;
     };
     size_t i = 0;
+#ifdef MXPACK_HAVE_RANGE_ENCODE
+    if constexpr (kPadded && kRange && kElem == Format::kE2M1) {
+      // No NaN block: the range encoder packs b4x16_p64 itself.
+      for (; nan_scales == nullptr && i + N8 <= n; i += N8) {
+        const uint8_t* p = src + i * kSrcBytes;
+        hn::StoreU(hn::Vec<decltype(d8)>{RangeEncodeF32<kElem>::EncodeB4x16(
+                       Scaled(p, mult_at(i, 0)).raw, Scaled(p + N * kSrcBytes, mult_at(i, 1)).raw,
+                       Scaled(p + 2 * N * kSrcBytes, mult_at(i, 2)).raw,
+                       Scaled(p + 3 * N * kSrcBytes, mult_at(i, 3)).raw)},
+                   d8, out + i);
+      }
+    }
+#endif
     for (; i + N8 <= n; i += N8) {
       hn::StoreU(finish(codes_at(src + i * kSrcBytes, i), i, N8), d8, out + i);
     }

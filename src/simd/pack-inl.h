@@ -355,6 +355,17 @@ HWY_NOINLINE void EncodePaddedFusedT(const uint8_t* HWY_RESTRICT in, uint8_t* HW
   const hn::Repartition<uint8_t, decltype(du)> d8;
   const size_t N8 = hn::Lanes(d8);  // elements per step = bytes out per step
   const auto step = [du, d8](const uint8_t* src, uint8_t* dst) {
+#ifdef MXPACK_HAVE_RANGE_ENCODE
+    if constexpr (Step::kRange && kElem == Format::kE2M1) {
+      // The range encoder's own b4x16_p64 packing (2 fewer operations).
+      const size_t N = hn::Lanes(du);
+      hn::StoreU(hn::Vec<decltype(d8)>{RangeEncodeF32<kElem>::EncodeB4x16(
+                     Step::Load(du, src).raw, Step::Load(du, src + N * kIn).raw,
+                     Step::Load(du, src + 2 * N * kIn).raw, Step::Load(du, src + 3 * N * kIn).raw)},
+                 d8, dst);
+      return;
+    }
+#endif
     const auto codes = Step::Codes(du, src);
     const auto packed = internal::FastFormatOf(kElem).bits == 4
                             ? PaddedCodec::Compact4<0>(d8, codes)

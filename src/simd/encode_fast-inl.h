@@ -452,7 +452,10 @@ struct RangeEncodeF32 {
   }
 
   // The pmaddwd form of one vector (see above); EncodeB4x16 passes other
-  // weights and NaN forms for its even lanes.
+  // weights and NaN forms for its even lanes. kNanFree: the caller
+  // guarantees that no y is NaN, or overrides the codes of NaN lanes (MX
+  // NaN blocks), so the NaN compare and merge are skipped.
+  template <bool kNanFree = false>
   static HWY_INLINE __m512i Form(__m512i y, __m512i weights = _mm512_set1_epi32(kWeights),
                                  __m512i nan_p = _mm512_set1_epi32(kNanP)) {
     constexpr int kRn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
@@ -464,15 +467,20 @@ struct RangeEncodeF32 {
         _mm512_castsi512_ps(_mm512_add_epi32(e, _mm512_set1_epi32(kUlpShift + kJ))),
         _mm512_castsi512_ps(_mm512_set1_epi32(kSubMagic)), 0x03);
     const __m512 sum = _mm512_add_round_ps(a, c, kRn);
+    if constexpr (kNanFree) {
+      (void)nan_p;
+      return _mm512_madd_epi16(_mm512_castps_si512(sum), weights);
+    }
     const __mmask16 ordered = _mm512_cmp_ps_mask(yf, yf, _CMP_ORD_Q);
     return _mm512_mask_madd_epi16(nan_p, ordered, _mm512_castps_si512(sum), weights);
   }
 
+  template <bool kNanFree = false>
   static HWY_INLINE __m512i Encode64(__m512i y0, __m512i y1, __m512i y2, __m512i y3) {
     static_assert(kSupported, "RangeEncodeF32: unsupported destination");
     const __m512i idx = MagSignIndex();
-    const __m512i r01 = _mm512_permutex2var_epi8(Form(y0), idx, Form(y1));
-    const __m512i r23 = _mm512_permutex2var_epi8(Form(y2), idx, Form(y3));
+    const __m512i r01 = _mm512_permutex2var_epi8(Form<kNanFree>(y0), idx, Form<kNanFree>(y1));
+    const __m512i r23 = _mm512_permutex2var_epi8(Form<kNanFree>(y2), idx, Form<kNanFree>(y3));
     const __m512i mag = _mm512_shuffle_i64x2(r01, r23, 0x44);  // low halves
     const __m512i sgn = _mm512_shuffle_i64x2(r01, r23, 0xEE);  // high halves
     const __m512i bit = _mm512_set1_epi8(static_cast<char>(1u << (kT.bits - 1)));
@@ -495,6 +503,7 @@ struct RangeEncodeF32 {
   // bytes 0..3 of each u64 and one pshufb packs into the groups: 8
   // operations per 64 elements after the pmaddwd forms, against 10 for
   // Encode64 plus PaddedCodec::Compact4.
+  template <bool kNanFree = false>
   static HWY_INLINE __m512i EncodeB4x16(__m512i y0, __m512i y1, __m512i y2, __m512i y3) {
     static_assert(kTo == Format::kE2M1, "EncodeB4x16: e2m1 only");
     const __m512i w = _mm512_mask_set1_epi32(_mm512_set1_epi32(kWeights), 0x5555,
@@ -502,8 +511,10 @@ struct RangeEncodeF32 {
     const __m512i nan_p = _mm512_mask_set1_epi32(_mm512_set1_epi32(kNanP), 0x5555,
                                                  static_cast<int>(kNanP << 4));
     const __m512i idx = MagSignIndex();
-    const __m512i r01 = _mm512_permutex2var_epi8(Form(y0, w, nan_p), idx, Form(y1, w, nan_p));
-    const __m512i r23 = _mm512_permutex2var_epi8(Form(y2, w, nan_p), idx, Form(y3, w, nan_p));
+    const __m512i r01 = _mm512_permutex2var_epi8(Form<kNanFree>(y0, w, nan_p), idx,
+                                                 Form<kNanFree>(y1, w, nan_p));
+    const __m512i r23 = _mm512_permutex2var_epi8(Form<kNanFree>(y2, w, nan_p), idx,
+                                                 Form<kNanFree>(y3, w, nan_p));
     const __m512i mag = _mm512_shuffle_i64x2(r01, r23, 0x44);
     const __m512i sgn = _mm512_shuffle_i64x2(r01, r23, 0xEE);
     // !s: even bytes bit 5 -> 7, odd bytes bit 1 -> 3; select C ? ~B : A.

@@ -397,7 +397,9 @@ class MxBlockQuantizer {
       const float m0 = mult_at(i, 0), m1 = mult_at(i, 1), m2 = mult_at(i, 2), m3 = mult_at(i, 3);
 #ifdef MXPACK_HAVE_RANGE_ENCODE
       if constexpr (kRange) {
-        return hn::Vec<decltype(d8)>{RangeEncodeF32<kElem>::Encode64(
+        // MX: NaN lanes lie in NaN blocks, which finish() overrides.
+        using Range = RangeEncodeF32<kElem>;
+        return hn::Vec<decltype(d8)>{Range::template Encode64</*kNanFree=*/!kNvfp4>(
             Scaled(p, m0).raw, Scaled(p + N * kSrcBytes, m1).raw,
             Scaled(p + 2 * N * kSrcBytes, m2).raw, Scaled(p + 3 * N * kSrcBytes, m3).raw)};
       }
@@ -441,10 +443,11 @@ class MxBlockQuantizer {
     size_t i = 0;
 #ifdef MXPACK_HAVE_RANGE_ENCODE
     if constexpr (kPadded && kRange && kElem == Format::kE2M1) {
-      // No NaN block: the range encoder packs b4x16_p64 itself.
+      // No NaN block: the range encoder packs b4x16_p64 itself; no element
+      // is NaN (finite or infinite x times a finite power of two).
       for (; nan_scales == nullptr && i + N8 <= n; i += N8) {
         const uint8_t* p = src + i * kSrcBytes;
-        hn::StoreU(hn::Vec<decltype(d8)>{RangeEncodeF32<kElem>::EncodeB4x16(
+        hn::StoreU(hn::Vec<decltype(d8)>{RangeEncodeF32<kElem>::template EncodeB4x16<!kNvfp4>(
                        Scaled(p, mult_at(i, 0)).raw, Scaled(p + N * kSrcBytes, mult_at(i, 1)).raw,
                        Scaled(p + 2 * N * kSrcBytes, mult_at(i, 2)).raw,
                        Scaled(p + 3 * N * kSrcBytes, mult_at(i, 3)).raw)},

@@ -379,6 +379,10 @@ class MxBlockQuantizer {
     const auto mult_at = [&](size_t i, size_t k) {
       return mult[HWY_MIN((i + k * N) / kBlock, last_block)];
     };
+    // Range encoder input: vector k of the step at p (element i), scaled.
+    const auto scaled_at = [&](const uint8_t* p, size_t i, size_t k) {
+      return Scaled(p + k * N * kSrcBytes, mult_at(i, k)).raw;
+    };
     const auto codes_at = [&](const uint8_t* p, size_t i) {
 #if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR  // as kDirect
       if constexpr (kDirect) {
@@ -394,16 +398,14 @@ class MxBlockQuantizer {
         if (HWY_LIKELY(hn::AllFalse(d16, hn::Or(odd0, odd1)))) return U8From2U16(d16, c0, c1);
       }
 #endif
-      const float m0 = mult_at(i, 0), m1 = mult_at(i, 1), m2 = mult_at(i, 2), m3 = mult_at(i, 3);
 #ifdef MXPACK_HAVE_RANGE_ENCODE
       if constexpr (kRange) {
-        // MX: NaN lanes lie in NaN blocks, which finish() overrides.
-        using Range = RangeEncodeF32<kElem>;
-        return hn::Vec<decltype(d8)>{Range::template Encode64</*kNanFree=*/!kNvfp4>(
-            Scaled(p, m0).raw, Scaled(p + N * kSrcBytes, m1).raw,
-            Scaled(p + 2 * N * kSrcBytes, m2).raw, Scaled(p + 3 * N * kSrcBytes, m3).raw)};
+        // MX: NaN lanes lie in NaN blocks, which finish() overrides (kNanFree).
+        return hn::Vec<decltype(d8)>{RangeEncodeF32<kElem>::template Encode64<!kNvfp4>(
+            scaled_at(p, i, 0), scaled_at(p, i, 1), scaled_at(p, i, 2), scaled_at(p, i, 3))};
       }
 #endif
+      const float m0 = mult_at(i, 0), m1 = mult_at(i, 1), m2 = mult_at(i, 2), m3 = mult_at(i, 3);
 #ifdef MXPACK_HAVE_F16C_ENCODE
       if constexpr (kF16c) {
         // MX: NaN inputs lie in NaN blocks, whose codes finish() overrides,
@@ -448,9 +450,8 @@ class MxBlockQuantizer {
       for (; nan_scales == nullptr && i + N8 <= n; i += N8) {
         const uint8_t* p = src + i * kSrcBytes;
         hn::StoreU(hn::Vec<decltype(d8)>{RangeEncodeF32<kElem>::template EncodeB4x16<!kNvfp4>(
-                       Scaled(p, mult_at(i, 0)).raw, Scaled(p + N * kSrcBytes, mult_at(i, 1)).raw,
-                       Scaled(p + 2 * N * kSrcBytes, mult_at(i, 2)).raw,
-                       Scaled(p + 3 * N * kSrcBytes, mult_at(i, 3)).raw)},
+                       scaled_at(p, i, 0), scaled_at(p, i, 1), scaled_at(p, i, 2),
+                       scaled_at(p, i, 3))},
                    d8, out + i);
       }
     }

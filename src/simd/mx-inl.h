@@ -379,10 +379,12 @@ class MxBlockQuantizer {
     const auto mult_at = [&](size_t i, size_t k) {
       return mult[HWY_MIN((i + k * N) / kBlock, last_block)];
     };
+#ifdef MXPACK_HAVE_RANGE_ENCODE
     // Range encoder input: vector k of the step at p (element i), scaled.
-    const auto scaled_at = [&](const uint8_t* p, size_t i, size_t k) {
+    const auto scaled_at = [&](const uint8_t* p, size_t i, size_t k) -> __m512i {
       return Scaled(p + k * N * kSrcBytes, mult_at(i, k)).raw;
     };
+#endif
     const auto codes_at = [&](const uint8_t* p, size_t i) {
 #if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR  // as kDirect
       if constexpr (kDirect) {

@@ -522,7 +522,8 @@ struct RangeEncodeF32 {
         mag, _mm512_slli_epi16(sgn, 2), _mm512_set1_epi16(0x0880), 0x72);
     const __m512i nibbles =
         _mm512_multishift_epi64_epi8(_mm512_set1_epi64(0x0000000034241404LL), merged);
-    const __m512i groups = _mm512_set4_epi32(-2139062144, -2139062144, 0x0B0A0908, 0x03020100);
+    constexpr int kZero = static_cast<int>(0x80808080u);  // pshufb: zero bytes 8..15
+    const __m512i groups = _mm512_set4_epi32(kZero, kZero, 0x0B0A0908, 0x03020100);
     return _mm512_shuffle_epi8(nibbles, groups);
   }
 };

@@ -67,7 +67,8 @@ class MxBlockQuantizer {
   static constexpr internal::FastFormat kElemT = internal::FastFormatOf(kElem);
   // The padded layout of `padded` output (4-bit: b4x16_p64, 6-bit: b6x16_p32).
   static constexpr Layout kPaddedLayout = kElemT.bits == 4 ? Layout::kB4x16P64 : Layout::kB6x16P32;
-  // Pass 3 encodes through F16cEncodeF32 (x86 AVX2/AVX-512).
+  // Pass 3 encodes through F16cEncodeF32 (x86 AVX2/AVX-512; AVX3_DL takes
+  // RangeEncodeF32 instead, kRange below).
 #ifdef MXPACK_HAVE_F16C_ENCODE
   static constexpr bool kF16c = true;
 #else

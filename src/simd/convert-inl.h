@@ -279,12 +279,27 @@ HWY_INLINE hn::Vec<ConvertCodec::DU> ConvertOne(const internal::ConvertParams& p
 
 // Software prefetch of the input kPrefetchBytes ahead, for wide sources
 // (f32/f16/bf16) beyond L1 (kPrefetchMinBytes): 1.13-1.31x for the encoders
-// at the DRAM size (bench/ratio_runs.py, 6 alternating runs); at the L2 size
-// the runs disagreed (0.97-1.19x), i.e. no change resolvable on this VM; 512
-// and 2048 bytes ahead measured the same. Prefetches past the end of `in`
-// are harmless.
+// at the DRAM size (bench/ratio_runs.py, 6 alternating runs) and 1.21-1.31x
+// for the fused b4x16_p64 encode (8 runs, session 7); at the L2 size the
+// runs disagreed (encoders 0.97-1.19x, fused encode 0.96-1.05x), i.e. no
+// change resolvable on this VM; 512 and 2048 bytes ahead measured the same.
+// Prefetches past the end of `in` are harmless.
 inline constexpr uintptr_t kPrefetchBytes = 1024;
 inline constexpr size_t kPrefetchMinBytes = 64 * 1024;
+
+// Whether a loop over n elements of kInBytes each prefetches its input.
+template <size_t kInBytes>
+HWY_INLINE bool WantPrefetch(size_t n) {
+  return kInBytes >= 2 && n * kInBytes >= kPrefetchMinBytes;
+}
+
+// Prefetches the `bytes` of input that a step at p reads, kPrefetchBytes ahead.
+HWY_INLINE void PrefetchAhead(const uint8_t* p, size_t bytes) {
+  const uintptr_t ahead = reinterpret_cast<uintptr_t>(p) + kPrefetchBytes;
+  for (size_t line = 0; line < bytes; line += 64) {
+    __builtin_prefetch(reinterpret_cast<const void*>(ahead + line), 0, 3);
+  }
+}
 
 // Runs `step(in_ptr, out_ptr)` over n elements, kGroup * N elements per step
 // (N = Lanes(d)): whole steps first, then exactly one step through
@@ -294,14 +309,9 @@ HWY_INLINE void ForEachStep(D d, const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RE
                             size_t n, const Step& step) {
   const size_t G = kGroup * hn::Lanes(d);
   size_t i = 0;
-  const bool prefetch = kInBytes >= 2 && n * kInBytes >= kPrefetchMinBytes;
+  const bool prefetch = WantPrefetch<kInBytes>(n);
   for (; i + G <= n; i += G) {
-    if (prefetch) {
-      const uintptr_t ahead = reinterpret_cast<uintptr_t>(in + i * kInBytes) + kPrefetchBytes;
-      for (size_t line = 0; line < G * kInBytes; line += 64) {
-        __builtin_prefetch(reinterpret_cast<const void*>(ahead + line), 0, 3);
-      }
-    }
+    if (prefetch) PrefetchAhead(in + i * kInBytes, G * kInBytes);
     step(in + i * kInBytes, out + i * kOutBytes);
   }
   if (i == n) return;

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
@@ -373,7 +374,20 @@ HWY_NOINLINE void EncodePaddedFusedT(const uint8_t* HWY_RESTRICT in, uint8_t* HW
     hn::StoreU(packed, d8, dst);
   };
   size_t i = 0;
-  for (; i + N8 <= n; i += N8) step(in + i * kIn, out + i);  // 16 bytes per 16 elements
+  // Whole steps, 16 bytes out per 16 elements; the prefetch decided once,
+  // outside the loop (with the test inside, 0.92-0.94x at the L2 size in
+  // three 8-10-run comparisons, even where no prefetch was issued).
+  const auto whole_steps = [&](auto prefetch) {
+    for (; i + N8 <= n; i += N8) {
+      if constexpr (decltype(prefetch)::value) PrefetchAhead(in + i * kIn, N8 * kIn);
+      step(in + i * kIn, out + i);
+    }
+  };
+  if (WantPrefetch<kIn>(n)) {
+    whole_steps(std::true_type());
+  } else {
+    whole_steps(std::false_type());
+  }
   if (i == n) return;
   HWY_ALIGN uint8_t in_buf[hn::MaxLanes(d8) * kIn] = {};
   HWY_ALIGN uint8_t out_buf[hn::MaxLanes(d8)];

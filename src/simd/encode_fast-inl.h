@@ -475,14 +475,22 @@ struct RangeEncodeF32 {
     return _mm512_mask_madd_epi16(nan_p, ordered, _mm512_castps_si512(sum), weights);
   }
 
+  // Bytes 1 (mag) and 2 (sgn) of the 64 lanes of four pmaddwd forms, in order.
+  static HWY_INLINE void GatherMagSign(__m512i f0, __m512i f1, __m512i f2, __m512i f3,
+                                       __m512i& mag, __m512i& sgn) {
+    const __m512i idx = MagSignIndex();
+    const __m512i r01 = _mm512_permutex2var_epi8(f0, idx, f1);
+    const __m512i r23 = _mm512_permutex2var_epi8(f2, idx, f3);
+    mag = _mm512_shuffle_i64x2(r01, r23, 0x44);  // low halves
+    sgn = _mm512_shuffle_i64x2(r01, r23, 0xEE);  // high halves
+  }
+
   template <bool kNanFree = false>
   static HWY_INLINE __m512i Encode64(__m512i y0, __m512i y1, __m512i y2, __m512i y3) {
     static_assert(kSupported, "RangeEncodeF32: unsupported destination");
-    const __m512i idx = MagSignIndex();
-    const __m512i r01 = _mm512_permutex2var_epi8(Form<kNanFree>(y0), idx, Form<kNanFree>(y1));
-    const __m512i r23 = _mm512_permutex2var_epi8(Form<kNanFree>(y2), idx, Form<kNanFree>(y3));
-    const __m512i mag = _mm512_shuffle_i64x2(r01, r23, 0x44);  // low halves
-    const __m512i sgn = _mm512_shuffle_i64x2(r01, r23, 0xEE);  // high halves
+    __m512i mag, sgn;
+    GatherMagSign(Form<kNanFree>(y0), Form<kNanFree>(y1), Form<kNanFree>(y2), Form<kNanFree>(y3),
+                  mag, sgn);
     const __m512i bit = _mm512_set1_epi8(static_cast<char>(1u << (kT.bits - 1)));
     if constexpr (!kSignBit7) {
       // e2m1: !s at bit 1 -> bit 3; select C ? ~B : A.
@@ -510,13 +518,9 @@ struct RangeEncodeF32 {
                                              static_cast<int>(kWeights << 4));
     const __m512i nan_p = _mm512_mask_set1_epi32(_mm512_set1_epi32(kNanP), 0x5555,
                                                  static_cast<int>(kNanP << 4));
-    const __m512i idx = MagSignIndex();
-    const __m512i r01 = _mm512_permutex2var_epi8(Form<kNanFree>(y0, w, nan_p), idx,
-                                                 Form<kNanFree>(y1, w, nan_p));
-    const __m512i r23 = _mm512_permutex2var_epi8(Form<kNanFree>(y2, w, nan_p), idx,
-                                                 Form<kNanFree>(y3, w, nan_p));
-    const __m512i mag = _mm512_shuffle_i64x2(r01, r23, 0x44);
-    const __m512i sgn = _mm512_shuffle_i64x2(r01, r23, 0xEE);
+    __m512i mag, sgn;
+    GatherMagSign(Form<kNanFree>(y0, w, nan_p), Form<kNanFree>(y1, w, nan_p),
+                  Form<kNanFree>(y2, w, nan_p), Form<kNanFree>(y3, w, nan_p), mag, sgn);
     // !s: even bytes bit 5 -> 7, odd bytes bit 1 -> 3; select C ? ~B : A.
     const __m512i merged = _mm512_ternarylogic_epi32(
         mag, _mm512_slli_epi16(sgn, 2), _mm512_set1_epi16(0x0880), 0x72);

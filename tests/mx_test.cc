@@ -3,6 +3,7 @@
 // formulas, every SIMD target against the scalar reference, the tcgen05
 // scale-tile layout against an independent reshape/permute derivation,
 // dequantization, error statistics and error paths.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -775,6 +776,71 @@ TEST(MxSimd, Bf16EveryMagnitudeBelowAnAnchorEveryTarget) {
                 << name << " " << ImplName(Impl{target}) << " element " << i << " bf16 0x"
                 << std::hex << bits[i];
           }
+        }
+      }
+    }
+  }
+}
+
+TEST(MxSimd, Bf16EveryScaleCodeEveryTarget) {
+  // bf16 into MXFP8 on CPUs with AVX512-FP16 folds the block scale 2^X into
+  // an integer clamp and rebias (Fp16EncodeHalf::Encode64Scaled), for
+  // chunks (128 consecutive blocks) without NaN / Inf whose blocks have amax
+  // 0 or a scale code in [15, 250]; other chunks take the other paths.
+  // Chunk k holds blocks whose amax has bf16 exponent field E in [2k, 2k +
+  // 7] (so every scale code a finite amax gives, in every mode, meets both
+  // sides of the code-15 boundary within one chunk), every 16th block all
+  // +-0 (amax 0). A block holds its amax, elements at random exponents from
+  // E down to E - 12 (around the code-0 boundary of 2^-X and the subnormal
+  // codes), some far below and one bf16 subnormal, signs random. 3 blocks
+  // per row; the last chunk has 3 blocks (the odd last step).
+  constexpr size_t kCols = 96;
+  std::mt19937 rng(20261122);
+  std::vector<uint16_t> bits;
+  const auto block = [&](uint32_t e) {
+    const uint16_t amax = static_cast<uint16_t>(e << 7 | (rng() & 0x7F));
+    bits.push_back(static_cast<uint16_t>(amax | (rng() & 1) << 15));
+    for (size_t j = 1; j < 32; ++j) {
+      const uint32_t r = static_cast<uint32_t>(rng());
+      int64_t ej = static_cast<int64_t>(e) - static_cast<int64_t>(r % 13);
+      if (j % 8 == 7) ej = static_cast<int64_t>(e) - 13 - static_cast<int64_t>((r >> 8) % 40);
+      if (j == 31) ej = 0;  // a bf16 subnormal (or 0)
+      const uint16_t mag =
+          ej < 0 ? 0 : std::min<uint16_t>(static_cast<uint16_t>(ej << 7 | (r >> 16 & 0x7F)), amax);
+      bits.push_back(static_cast<uint16_t>(mag | (r >> 24 & 1) << 15));
+    }
+  };
+  for (uint32_t k = 0; k < 126; ++k) {
+    for (uint32_t j = 0; j < 128; ++j) {
+      if (j % 16 == 5) {
+        for (size_t i = 0; i < 32; ++i) bits.push_back(static_cast<uint16_t>((rng() & 1) << 15));
+      } else {
+        block(std::min<uint32_t>(2 * k + j % 8, 254));
+      }
+    }
+  }
+  for (uint32_t e : {100u, 101u, 102u}) block(e);
+  ASSERT_EQ(bits.size() % kCols, 0u);
+  std::vector<uint8_t> in(bits.size() * 2);
+  std::memcpy(in.data(), bits.data(), in.size());
+  const size_t rows = bits.size() / kCols;
+  for (MxFormat f : {MxFormat::kMxfp8E4m3, MxFormat::kMxfp8E5m2}) {
+    for (ScaleMode mode : kModes) {
+      MxOptions o;
+      o.scale_mode = mode;
+      const std::string name = absl::StrFormat("%s %s", MxFormatName(f), ScaleModeName(mode));
+      absl::StatusOr<MxTensor> ref =
+          QuantizeMx(f, Format::kBF16, in, rows, kCols, o, Impl{Impl::kScalar});
+      ASSERT_TRUE(ref.ok()) << name << ": " << ref.status();
+      for (int64_t target : AvailableTargets()) {
+        absl::StatusOr<MxTensor> got =
+            QuantizeMx(f, Format::kBF16, in, rows, kCols, o, Impl{target});
+        ASSERT_TRUE(got.ok()) << name;
+        ASSERT_EQ(got->scales, ref->scales) << name << " " << ImplName(Impl{target});
+        for (size_t i = 0; i < ref->elements.size(); ++i) {
+          ASSERT_EQ(got->elements[i], ref->elements[i])
+              << name << " " << ImplName(Impl{target}) << " element " << i << " bf16 0x"
+              << std::hex << bits[i] << " scale 0x" << int{ref->scales[i / 32]};
         }
       }
     }

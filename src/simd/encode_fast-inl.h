@@ -345,22 +345,37 @@ struct Fp16EncodeHalf {
   static constexpr uint16_t kByteWeights =
       static_cast<uint16_t>(((1u << (kT.man_bits >= 2 ? kT.man_bits - 2 : 0)) << 8) | 1u);
 
+  // How Plus treats NaN lanes: kOut reports them in *is_nan; kForm gives
+  // them 0x7F (the pmaddubsw's merge mask; man >= 2 only); kFree: the
+  // caller has none, or overrides them (their plus is then arbitrary).
+  enum class Nan { kOut, kForm, kFree };
+
   // plus = code + kCodeBias in each u16 lane for |x| (the sign is left to
-  // the caller). kNanForm: NaN lanes get 0x7F (the pmaddubsw's merge mask;
-  // man >= 2 only); otherwise *is_nan receives the NaN lanes.
-  template <bool kNanForm>
+  // the caller). max_bits / rebias: the source bits of max finite and the
+  // bf16 -> f16 rebias 112 << 7; MX passes those of a scaled block instead
+  // (Encode64Scaled).
+  template <Nan kNan>
   static MXPACK_FP16_INLINE __m512i Plus(__m512i x, __mmask32* is_nan = nullptr) {
+    return Plus<kNan>(x, _mm512_set1_epi16(static_cast<short>(kMaxBits)),
+                      _mm512_set1_epi16(0x3800), is_nan);
+  }
+  template <Nan kNan>
+  static MXPACK_FP16_INLINE __m512i Plus(__m512i x, __m512i max_bits, __m512i rebias,
+                                         __mmask32* is_nan = nullptr) {
     static_assert(kSupported, "Fp16EncodeHalf: unsupported destination");
     constexpr int kRn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
     const auto u16 = [](uint16_t v) { return _mm512_set1_epi16(static_cast<short>(v)); };
     const __m512i a = _mm512_and_si512(x, u16(0x7FFF));
     __mmask32 not_nan = 0;
-    if constexpr (kNanForm) {
+    if constexpr (kNan == Nan::kForm) {
       not_nan = _mm512_cmple_epi16_mask(a, u16(kInfBits));
-    } else {
+    } else if constexpr (kNan == Nan::kOut) {
       *is_nan = _mm512_cmpgt_epi16_mask(a, u16(kInfBits));
+    } else {
+      (void)is_nan;
     }
-    __m512i h = _mm512_min_epi16(a, u16(kMaxBits));
+    __m512i h = _mm512_min_epi16(a, max_bits);
+    (void)rebias;  // (f16 sources)
     __m512i c;
 #if HWY_TARGET == HWY_AVX3_DL
     // c's high byte from a 64-entry byte table (vpermb) indexed by the
@@ -370,14 +385,14 @@ struct Fp16EncodeHalf {
     const __m512i table = _mm512_loadu_si512(kExpTable);
     constexpr __mmask64 kHighBytes = 0xAAAAAAAAAAAAAAAAull;
     if constexpr (kBF16) {
-      const __m512i t = _mm512_subs_epu16(h, u16(0x3800));
+      const __m512i t = _mm512_subs_epu16(h, rebias);
       h = _mm512_slli_epi16(t, 3);
       c = _mm512_maskz_permutexvar_epi8(kHighBytes, _mm512_slli_epi16(t, 1), table);
     } else {
       c = _mm512_maskz_permutexvar_epi8(kHighBytes, _mm512_srli_epi16(h, 2), table);
     }
 #else
-    if constexpr (kBF16) h = _mm512_slli_epi16(_mm512_subs_epu16(h, u16(0x3800)), 3);
+    if constexpr (kBF16) h = _mm512_slli_epi16(_mm512_subs_epu16(h, rebias), 3);
     c = _mm512_max_epi16(_mm512_add_epi16(_mm512_and_si512(h, u16(0x7C00)), u16(kUlpShift)),
                          u16(kSubMagic));
 #endif
@@ -386,7 +401,7 @@ struct Fp16EncodeHalf {
     // plus = code + kCodeBias = k + (E_c << man) from sum's bytes (lo = k,
     // hi = E_c << 2): pmaddubsw by (1, 2^(man-2)); e2m1 by (2, 1), halved.
     const __m512i sum_bits = _mm512_castph_si512(sum);
-    if constexpr (kNanForm) {
+    if constexpr (kNan == Nan::kForm) {
       static_assert(kT.man_bits >= 2, "Fp16EncodeHalf::Plus: NaN form needs man >= 2");
       return _mm512_mask_maddubs_epi16(u16(0x7F), not_nan, sum_bits, u16(kByteWeights));
     } else if constexpr (kT.man_bits >= 2) {
@@ -415,19 +430,42 @@ struct Fp16EncodeHalf {
   // operations per 32 elements against EncodeRn's 13 plus the pack and
   // permute.
   static MXPACK_FP16_INLINE __m512i Encode64(__m512i x0, __m512i x1) {
+    return SignedCodes64(Plus<Nan::kForm>(x0), Plus<Nan::kForm>(x1), x0, x1);
+  }
+
+  // MX blocks (bf16 sources): the 64 codes of x0 * 2^-X0 and x1 * 2^-X1,
+  // NaN-free (NaN blocks are overridden by the caller), given per vector
+  // the bf16 bits of max finite * 2^X (the clamp, a positive i16; Inf
+  // saturates only if it lies below 0x7F80) and the rebias (112 + X) << 7
+  // (>= 0). Scaling by 2^-X is then
+  // part of the rebias: |x| * 2^-X clamped is exact in f16 wherever it is at
+  // least 2^-14, and smaller values (bf16 subnormals included) encode to 0
+  // either way, as in EncodeRn.
+  static MXPACK_FP16_INLINE __m512i Encode64Scaled(__m512i x0, __m512i max0, __m512i rebias0,
+                                                   __m512i x1, __m512i max1, __m512i rebias1) {
+    static_assert(kBF16, "Fp16EncodeHalf::Encode64Scaled: bf16 sources");
+    return SignedCodes64(Plus<Nan::kFree>(x0, max0, rebias0), Plus<Nan::kFree>(x1, max1, rebias1),
+                         x0, x1);
+  }
+
+ private:
+  static MXPACK_FP16_INLINE __m512i SignedCodes64(__m512i plus0, __m512i plus1, __m512i x0,
+                                                  __m512i x1) {
     static_assert(kPackedSign, "Fp16EncodeHalf::Encode64: e4m3 only");
-    const __m512i mag = _mm512_packus_epi16(Plus<true>(x0), Plus<true>(x1));
+    const __m512i mag = _mm512_packus_epi16(plus0, plus1);
     const __m512i sign = _mm512_packs_epi16(x0, x1);
     const __m512i code =
         _mm512_ternarylogic_epi32(mag, sign, _mm512_set1_epi8(static_cast<char>(0x80)), 0xD0);
     return _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7), code);
   }
 
+
+ public:
   static MXPACK_FP16_INLINE __m512i EncodeRn(__m512i x) {
     static_assert(kSupported, "Fp16EncodeHalf: unsupported destination");
     const auto u16 = [](uint16_t v) { return _mm512_set1_epi16(static_cast<short>(v)); };
     __mmask32 is_nan;
-    const __m512i plus = Plus<false>(x, &is_nan);
+    const __m512i plus = Plus<Nan::kOut>(x, &is_nan);
     constexpr uint32_t kSignBit = 1u << (kT.bits - 1);
     if constexpr (kT.has_sign && !kRelu && (kCodeBias & (kSignBit - 1)) == 0) {
       // kCodeBias only has bits at or above the sign bit, so plus = code |

@@ -101,6 +101,20 @@ class MxBlockQuantizer {
   static constexpr bool kDirect = false;
 #endif
   static constexpr int kDirectShift = 7 - kElemT.man_bits;  // dropped bf16 mantissa bits
+  // bf16 into MXFP8 e4m3 on CPUs with AVX512-FP16: pass 3 runs
+  // Fp16EncodeHalf::Encode64Scaled instead, the block scale folded into the
+  // clamp and the bf16 -> f16 rebias (Fp16Constants), for chunks without NaN
+  // or Inf blocks whose every block has amax 0 or a scale code in [15, 250]
+  // (X = code - 127: the rebias (112 + X) << 7 is then >= 0 and the clamp
+  // max * 2^X a positive i16 for vpminsw; at X >= 120 it lies at or above
+  // Inf, so the chunk must hold no Inf, and no finite bf16 reaches it);
+  // other chunks keep EncodeDirect.
+#ifdef MXPACK_HAVE_FP16_HALF_ENCODE
+  static constexpr bool kFp16Direct = kDirect && kElem == Format::kE4M3;
+  using Fp16Enc = Fp16EncodeHalf<Format::kE4M3, false, true>;
+#else
+  static constexpr bool kFp16Direct = false;
+#endif
   // Per-block arrays of the direct path (one entry when unused).
   static constexpr size_t kDirectBlocks = kDirect ? kMaxBlocks : 1;
 
@@ -217,6 +231,17 @@ class MxBlockQuantizer {
       }
     }
 
+#ifdef MXPACK_HAVE_FP16_HALF_ENCODE
+    if constexpr (kFp16Direct) {
+      if (chunk_amax < 0x7F800000u && internal::CpuHasAvx512Fp16()) {
+        HWY_ALIGN uint32_t max2[kMaxBlocks];
+        HWY_ALIGN uint32_t rebias2[kMaxBlocks];
+        if (Fp16Constants(amax, scale_codes, nb, max2, rebias2)) {
+          return EncodeChunkFp16(src, max2, rebias2, nb, out);
+        }
+      }
+    }
+#endif
     // (3) Scale, encode, store. On x86 it runs with FTZ (products below
     // 2^-126 flush to +-0, which encode to +-0 anyway; the F16C encoder would
     // otherwise take microcode assists) and with DAZ cleared even if the
@@ -300,6 +325,66 @@ class MxBlockQuantizer {
 #endif
     }
   }
+
+#ifdef MXPACK_HAVE_FP16_HALF_ENCODE
+  // kFp16Direct: per block (a vector of blocks at a time), the clamp bits
+  // max * 2^X and the rebias (112 + X) << 7 of Encode64Scaled (see
+  // kFp16Direct for the range), each in both
+  // u16 halves of a u32. Blocks of amax 0 pass whatever their constants
+  // (every element is +-0, which the saturating rebias takes to 0). False
+  // if some block of the chunk is outside the covered range. Lanes past nb
+  // read the zeroed tail of amax[] (pass 1) and pass.
+  static HWY_INLINE bool Fp16Constants(const uint32_t* HWY_RESTRICT amax,
+                                       const uint8_t* HWY_RESTRICT codes, size_t nb,
+                                       uint32_t* HWY_RESTRICT max2, uint32_t* HWY_RESTRICT rebias2) {
+    const DU du;
+    const DI di;
+    const hn::Rebind<uint8_t, DU> d8;
+    const size_t N = hn::Lanes(du);
+    auto bad = hn::Zero(du);
+    for (size_t b = 0; b < nb; b += N) {
+      const auto zero = hn::Eq(hn::LoadU(du, amax + b), hn::Zero(du));
+      const auto x128 =
+          hn::ShiftLeft<7>(hn::Sub(hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(d8, codes + b))),
+                                   hn::Set(di, 127)));
+      const auto max = hn::Add(x128, hn::Set(di, static_cast<int32_t>(Fp16Enc::kMaxBits)));
+      const auto rebias = hn::Add(x128, hn::Set(di, 0x3800));
+      const auto ok = hn::And(hn::Gt(rebias, hn::Set(di, -1)), hn::Lt(max, hn::Set(di, 0x8000)));
+      bad = hn::Or(bad, hn::IfThenZeroElse(hn::Or(hn::RebindMask(du, ok), zero), hn::Set(du, 1u)));
+      const auto m = hn::BitCast(du, max);
+      const auto r = hn::BitCast(du, rebias);
+      hn::StoreU(hn::Or(m, hn::ShiftLeft<16>(m)), du, max2 + b);
+      hn::StoreU(hn::Or(r, hn::ShiftLeft<16>(r)), du, rebias2 + b);
+    }
+    return hn::AllTrue(du, hn::Eq(bad, hn::Zero(du)));
+  }
+
+  // Pass 3 of kFp16Direct chunks: one block (32 bf16) per vector, two
+  // blocks per step, codes one per byte.
+  static MXPACK_FP16_TARGET HWY_NOINLINE void EncodeChunkFp16(const uint8_t* HWY_RESTRICT src,
+                                                              const uint32_t* HWY_RESTRICT max2,
+                                                              const uint32_t* HWY_RESTRICT rebias2,
+                                                              size_t nb, uint8_t* HWY_RESTRICT out) {
+    static_assert(kBlock == 32 && kSrcBytes == 2, "one block per 512-bit vector");
+    const auto at = [](const uint32_t* v, size_t b) MXPACK_FP16_TARGET {
+      return _mm512_set1_epi32(static_cast<int>(v[b]));
+    };
+    size_t b = 0;
+    for (; b + 2 <= nb; b += 2) {
+      const uint8_t* p = src + b * 64;
+      _mm512_storeu_si512(out + b * 32,
+                          Fp16Enc::Encode64Scaled(_mm512_loadu_si512(p), at(max2, b), at(rebias2, b),
+                                                  _mm512_loadu_si512(p + 64), at(max2, b + 1),
+                                                  at(rebias2, b + 1)));
+    }
+    if (b < nb) {
+      const __m512i zero = _mm512_setzero_si512();
+      const __m512i c = Fp16Enc::Encode64Scaled(_mm512_loadu_si512(src + b * 64), at(max2, b),
+                                                at(rebias2, b), zero, zero, zero);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + b * 32), _mm512_castsi512_si256(c));
+    }
+  }
+#endif
 
 #if HWY_ARCH_X86
   // EncodeChunk under ScopedFlushDenormals(daz = false). Both functions are

@@ -375,7 +375,7 @@ struct Fp16EncodeHalf {
       (void)is_nan;
     }
     __m512i h = _mm512_min_epi16(a, max_bits);
-    (void)rebias;  // (f16 sources)
+    if constexpr (!kBF16) (void)rebias;
     __m512i c;
 #if HWY_TARGET == HWY_AVX3_DL
     // c's high byte from a 64-entry byte table (vpermb) indexed by the
@@ -437,10 +437,9 @@ struct Fp16EncodeHalf {
   // NaN-free (NaN blocks are overridden by the caller), given per vector
   // the bf16 bits of max finite * 2^X (the clamp, a positive i16; Inf
   // saturates only if it lies below 0x7F80) and the rebias (112 + X) << 7
-  // (>= 0). Scaling by 2^-X is then
-  // part of the rebias: |x| * 2^-X clamped is exact in f16 wherever it is at
-  // least 2^-14, and smaller values (bf16 subnormals included) encode to 0
-  // either way, as in EncodeRn.
+  // (>= 0). Scaling by 2^-X is then part of the rebias: |x| * 2^-X clamped
+  // is exact in f16 wherever it is at least 2^-14, and smaller values (bf16
+  // subnormals included) encode to 0 either way, as in EncodeRn.
   static MXPACK_FP16_INLINE __m512i Encode64Scaled(__m512i x0, __m512i max0, __m512i rebias0,
                                                    __m512i x1, __m512i max1, __m512i rebias1) {
     static_assert(kBF16, "Fp16EncodeHalf::Encode64Scaled: bf16 sources");
@@ -458,7 +457,6 @@ struct Fp16EncodeHalf {
         _mm512_ternarylogic_epi32(mag, sign, _mm512_set1_epi8(static_cast<char>(0x80)), 0xD0);
     return _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7), code);
   }
-
 
  public:
   static MXPACK_FP16_INLINE __m512i EncodeRn(__m512i x) {

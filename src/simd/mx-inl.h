@@ -329,11 +329,11 @@ class MxBlockQuantizer {
 #ifdef MXPACK_HAVE_FP16_HALF_ENCODE
   // kFp16Direct: per block (a vector of blocks at a time), the clamp bits
   // max * 2^X and the rebias (112 + X) << 7 of Encode64Scaled (see
-  // kFp16Direct for the range), each in both
-  // u16 halves of a u32. Blocks of amax 0 pass whatever their constants
-  // (every element is +-0, which the saturating rebias takes to 0). False
-  // if some block of the chunk is outside the covered range. Lanes past nb
-  // read the zeroed tail of amax[] (pass 1) and pass.
+  // kFp16Direct for the range), each in both u16 halves of a u32. Blocks of
+  // amax 0 pass whatever their constants (every element is +-0, which the
+  // saturating rebias takes to 0). False if some block of the chunk is
+  // outside the covered range. Lanes past nb read the zeroed tail of amax[]
+  // (pass 1) and pass.
   static HWY_INLINE bool Fp16Constants(const uint32_t* HWY_RESTRICT amax,
                                        const uint8_t* HWY_RESTRICT codes, size_t nb,
                                        uint32_t* HWY_RESTRICT max2, uint32_t* HWY_RESTRICT rebias2) {

@@ -319,6 +319,8 @@ struct Fp16EncodeHalf {
       ((kT.max_code & ((1u << kT.man_bits) - 1)) << (kSrcMan - kT.man_bits)));
   static constexpr uint16_t kInfBits = kBF16 ? 0x7F80 : 0x7C00;
   static constexpr uint16_t kUlpShift = static_cast<uint16_t>((10 - kT.man_bits) << 10);
+  // bf16 -> f16 rebias (127 - 15) << 7, subtracted with saturation.
+  static constexpr uint16_t kRebias = 112 << 7;
   static constexpr uint16_t kSubMagic =
       static_cast<uint16_t>((26 - kT.bias - kT.man_bits) << 10);  // 2^(emin-man+10)
   // E_min << man, E_min the exponent field of kSubMagic.
@@ -332,8 +334,8 @@ struct Fp16EncodeHalf {
   static constexpr ExpTable MakeExpTable() {
     ExpTable t{};
     for (int e = 0; e < 64; ++e) {
-      int f = e + 10 - kT.man_bits;
-      if (f < 26 - kT.bias - kT.man_bits) f = 26 - kT.bias - kT.man_bits;
+      int f = e + (kUlpShift >> 10);
+      if (f < (kSubMagic >> 10)) f = kSubMagic >> 10;
       if (f > 30) f = 30;
       t.v[e] = static_cast<uint8_t>(f << 2);
     }
@@ -357,7 +359,7 @@ struct Fp16EncodeHalf {
   template <Nan kNan>
   static MXPACK_FP16_INLINE __m512i Plus(__m512i x, __mmask32* is_nan = nullptr) {
     return Plus<kNan>(x, _mm512_set1_epi16(static_cast<short>(kMaxBits)),
-                      _mm512_set1_epi16(0x3800), is_nan);
+                      _mm512_set1_epi16(static_cast<short>(kRebias)), is_nan);
   }
   template <Nan kNan>
   static MXPACK_FP16_INLINE __m512i Plus(__m512i x, __m512i max_bits, __m512i rebias,

@@ -348,7 +348,7 @@ class MxBlockQuantizer {
           hn::ShiftLeft<7>(hn::Sub(hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(d8, codes + b))),
                                    hn::Set(di, 127)));
       const auto max = hn::Add(x128, hn::Set(di, static_cast<int32_t>(Fp16Enc::kMaxBits)));
-      const auto rebias = hn::Add(x128, hn::Set(di, 0x3800));
+      const auto rebias = hn::Add(x128, hn::Set(di, static_cast<int32_t>(Fp16Enc::kRebias)));
       const auto ok = hn::And(hn::Gt(rebias, hn::Set(di, -1)), hn::Lt(max, hn::Set(di, 0x8000)));
       bad = hn::Or(bad, hn::IfThenZeroElse(hn::Or(hn::RebindMask(du, ok), zero), hn::Set(du, 1u)));
       const auto m = hn::BitCast(du, max);

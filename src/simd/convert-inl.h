@@ -555,16 +555,24 @@ struct EncodeStep4 {
     return WideSource<kSrc>::Load(du, p);
   }
 
-  template <class DU>
+  // The step's 4N codes, one per byte; kB4x16 (kRange e2m1 only): as
+  // b4x16_p64 groups instead, through the range encoder's own packing.
+  template <bool kB4x16 = false, class DU>
   static HWY_INLINE hn::Vec<hn::Repartition<uint8_t, DU>> Codes(DU du, const uint8_t* src) {
     const size_t N = hn::Lanes(du);
     const auto v0 = Load(du, src), v1 = Load(du, src + N * kIn);
     const auto v2 = Load(du, src + 2 * N * kIn), v3 = Load(du, src + 3 * N * kIn);
 #ifdef MXPACK_HAVE_RANGE_ENCODE
-    if constexpr (kRange) {
+    if constexpr (kB4x16) {
+      static_assert(kRange, "EncodeStep4::Codes<true>: range encoder (e2m1) only");
+      return hn::Vec<hn::Repartition<uint8_t, DU>>{
+          RangeEncodeF32<kTo>::EncodeB4x16(v0.raw, v1.raw, v2.raw, v3.raw)};
+    } else if constexpr (kRange) {
       return hn::Vec<hn::Repartition<uint8_t, DU>>{
           RangeEncodeF32<kTo>::Encode64(v0.raw, v1.raw, v2.raw, v3.raw)};
     }
+#else
+    static_assert(!kB4x16, "EncodeStep4::Codes<true>: range encoder (e2m1) only");
 #endif
 #ifdef MXPACK_HAVE_F16C_ENCODE
     if constexpr (kF16c) {

@@ -359,11 +359,7 @@ HWY_NOINLINE void EncodePaddedFusedT(const uint8_t* HWY_RESTRICT in, uint8_t* HW
 #ifdef MXPACK_HAVE_RANGE_ENCODE
     if constexpr (Step::kRange && kElem == Format::kE2M1) {
       // The range encoder's own b4x16_p64 packing (2 fewer operations).
-      const size_t N = hn::Lanes(du);
-      hn::StoreU(hn::Vec<decltype(d8)>{RangeEncodeF32<kElem>::EncodeB4x16(
-                     Step::Load(du, src).raw, Step::Load(du, src + N * kIn).raw,
-                     Step::Load(du, src + 2 * N * kIn).raw, Step::Load(du, src + 3 * N * kIn).raw)},
-                 d8, dst);
+      hn::StoreU(Step::template Codes<true>(du, src), d8, dst);
       return;
     }
 #endif

@@ -824,7 +824,10 @@ TEST(MxSimd, Bf16EveryScaleCodeEveryTarget) {
   std::vector<uint8_t> in(bits.size() * 2);
   std::memcpy(in.data(), bits.data(), in.size());
   const size_t rows = bits.size() / kCols;
-  for (MxFormat f : {MxFormat::kMxfp8E4m3, MxFormat::kMxfp8E5m2}) {
+  // (MXFP4 / MXFP6 from bf16 take RangeEncodeF32's scale fold on AVX3_DL,
+  // see F32EveryScaleCodeEveryTarget.)
+  for (MxFormat f : {MxFormat::kMxfp8E4m3, MxFormat::kMxfp8E5m2, MxFormat::kMxfp6E2m3,
+                     MxFormat::kMxfp6E3m2, MxFormat::kMxfp4}) {
     for (ScaleMode mode : kModes) {
       MxOptions o;
       o.scale_mode = mode;
@@ -848,6 +851,118 @@ TEST(MxSimd, Bf16EveryScaleCodeEveryTarget) {
 }
 
 #if defined(__x86_64__) || defined(__i386__)
+// MXCSR.FTZ and .DAZ set for the guard's lifetime (a -ffast-math caller).
+struct FtzDazGuard {
+  unsigned saved = _mm_getcsr();
+  FtzDazGuard() { _mm_setcsr(saved | 0x8040u); }
+  ~FtzDazGuard() { _mm_setcsr(saved); }
+};
+#endif
+
+TEST(MxSimd, F32EveryScaleCodeEveryTarget) {
+  // f32 into MX on AVX3_DL folds the block scale 2^X into the range
+  // encoder's constants (RangeEncodeF32::Consts, no multiply) for chunks
+  // (128 consecutive blocks) whose every block has amax 0, a NaN, or X in
+  // [kFoldMinX, kFoldMaxX] (-124 .. -109 up to 87 .. 101 by format);
+  // other chunks multiply. Chunk k holds blocks whose amax has exponent
+  // field E in [2k, 2k + 7] (both fold bounds, and the code-0 and code-254
+  // scales, meet a neighbour inside one chunk), every 16th block all +-0,
+  // one block per chunk with an Inf element and every 9th chunk a NaN
+  // block. Elements: the amax, exponents E down to E - 12 (the element's
+  // normals and subnormals) and some far below (rounding to +-0), every
+  // 4th with only 5 mantissa bits (ties of every element format), five f32
+  // subnormals per block, signs random. One block per row (the last chunk
+  // has 3 blocks); codes and, for fp4 / fp6, the padded layouts; every
+  // target also under a caller's FTZ + DAZ (the fold runs in the caller's
+  // MXCSR: below kFoldMinX, DAZ would zero subnormals that round to codes).
+  constexpr size_t kCols = 32;
+  std::mt19937 rng(20261122);
+  std::vector<uint32_t> bits;
+  const auto value = [&](int64_t e, uint32_t r) -> uint32_t {
+    uint32_t mant = r & 0x7FFFFF;
+    if (r % 4 == 0) mant &= 0x7C0000;  // 5 mantissa bits: exact ties
+    if (e <= 0) return (r >> 24 & 1) ? (r & 0x7FFFFF) : 0;  // f32 subnormal or 0
+    return static_cast<uint32_t>(e) << 23 | mant;
+  };
+  const auto block = [&](uint32_t e, bool inf, bool nan) {
+    const uint32_t amax = value(e, static_cast<uint32_t>(rng()) | 1);
+    bits.push_back(amax | static_cast<uint32_t>(rng() & 1) << 31);
+    for (size_t j = 1; j < 32; ++j) {
+      const uint32_t r = static_cast<uint32_t>(rng());
+      int64_t ej = static_cast<int64_t>(e) - static_cast<int64_t>(r % 13);
+      if (j % 8 == 7) ej = static_cast<int64_t>(e) - 13 - static_cast<int64_t>((r >> 8) % 40);
+      if (j == 31 || j % 8 == 3) ej = 0;
+      uint32_t mag = std::min(value(ej, static_cast<uint32_t>(rng())), amax);
+      if (inf && j == 9) mag = 0x7F800000u;
+      if (nan && j == 17) mag = 0x7FC00001u;
+      bits.push_back(mag | (r >> 31) << 31);
+    }
+  };
+  for (uint32_t k = 0; k < 127; ++k) {
+    for (uint32_t j = 0; j < 128; ++j) {
+      if (j % 16 == 5) {
+        for (size_t i = 0; i < 32; ++i) bits.push_back(static_cast<uint32_t>(rng() & 1) << 31);
+      } else {
+        block(std::min<uint32_t>(2 * k + j % 8, 254), j == 100, k % 9 == 4 && j == 60);
+      }
+    }
+  }
+  for (uint32_t e : {100u, 101u, 102u}) block(e, false, false);
+  std::vector<uint8_t> in(bits.size() * 4);
+  std::memcpy(in.data(), bits.data(), in.size());
+  const size_t rows = bits.size() / kCols;
+  struct FormatLayout {
+    MxFormat f;
+    ElementLayout layout;
+  };
+  for (const FormatLayout c : {FormatLayout{MxFormat::kMxfp4, ElementLayout::kCodes},
+                       FormatLayout{MxFormat::kMxfp4, ElementLayout::kB4x16P64},
+                       FormatLayout{MxFormat::kMxfp6E2m3, ElementLayout::kCodes},
+                       FormatLayout{MxFormat::kMxfp6E2m3, ElementLayout::kB6x16P32},
+                       FormatLayout{MxFormat::kMxfp6E3m2, ElementLayout::kCodes},
+                       FormatLayout{MxFormat::kMxfp6E3m2, ElementLayout::kB6x16P32},
+                       FormatLayout{MxFormat::kMxfp8E4m3, ElementLayout::kCodes},
+                       FormatLayout{MxFormat::kMxfp8E5m2, ElementLayout::kCodes}}) {
+    for (ScaleMode mode : kModes) {
+      MxOptions o;
+      o.scale_mode = mode;
+      o.layout = c.layout;
+      const std::string name = absl::StrFormat("%s %s layout %d", MxFormatName(c.f),
+                                               ScaleModeName(mode), static_cast<int>(c.layout));
+      absl::StatusOr<MxTensor> ref =
+          QuantizeMx(c.f, Format::kF32, in, rows, kCols, o, Impl{Impl::kScalar});
+      ASSERT_TRUE(ref.ok()) << name << ": " << ref.status();
+      const size_t bytes_per_block = ref->elements.size() / (ref->scales.size());
+      for (int64_t target : AvailableTargets()) {
+        // The caller's MXCSR as is, then (x86) with FTZ and DAZ set.
+        for (bool ftz_daz : {false, true}) {
+          absl::StatusOr<MxTensor> got;
+#if defined(__x86_64__) || defined(__i386__)
+          if (ftz_daz) {
+            const FtzDazGuard guard;
+            got = QuantizeMx(c.f, Format::kF32, in, rows, kCols, o, Impl{target});
+          } else  // NOLINT(readability/braces)
+#endif
+          {
+            if (ftz_daz) continue;
+            got = QuantizeMx(c.f, Format::kF32, in, rows, kCols, o, Impl{target});
+          }
+          ASSERT_TRUE(got.ok()) << name;
+          ASSERT_EQ(got->scales, ref->scales) << name << " " << ImplName(Impl{target});
+          for (size_t i = 0; i < ref->elements.size(); ++i) {
+            const size_t b = i / bytes_per_block;
+            ASSERT_EQ(got->elements[i], ref->elements[i])
+                << name << " " << ImplName(Impl{target}) << (ftz_daz ? " FTZ+DAZ" : "")
+                << " byte " << i << " of block " << b << " (scale 0x" << std::hex
+                << int{ref->scales[b]} << ", amax bits 0x" << bits[b * 32] << ")";
+          }
+        }
+      }
+    }
+  }
+}
+
+#if defined(__x86_64__) || defined(__i386__)
 TEST(MxSimd, CallerFtzDazDoesNotChangeMxResults) {
   // A caller running with MXCSR.FTZ and .DAZ set (-ffast-math libraries,
   // torch.set_flush_denormal): the MX kernels clear DAZ around the element
@@ -858,11 +973,6 @@ TEST(MxSimd, CallerFtzDazDoesNotChangeMxResults) {
   const std::vector<float> x = RandomAtBinades(kRows * kCols, 777, [](size_t i) {
     return (i / 32) % 2 == 0 ? -128 - static_cast<int>((i / 64) % 20) : -3;
   });
-  struct MxcsrGuard {
-    unsigned saved = _mm_getcsr();
-    MxcsrGuard() { _mm_setcsr(saved | 0x8040u); }
-    ~MxcsrGuard() { _mm_setcsr(saved); }
-  };
   for (Format from : {Format::kF32, Format::kBF16}) {
     const std::vector<uint8_t> in = ToSource(x, from);
     for (MxFormat f : kFormats) {
@@ -873,7 +983,7 @@ TEST(MxSimd, CallerFtzDazDoesNotChangeMxResults) {
       for (int64_t target : AvailableTargets()) {
         absl::StatusOr<MxTensor> got;
         {
-          const MxcsrGuard ftz_daz;
+          const FtzDazGuard ftz_daz;
           got = QuantizeMx(f, from, in, kRows, kCols, o, Impl{target});
         }
         ASSERT_TRUE(got.ok());

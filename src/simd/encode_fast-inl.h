@@ -568,21 +568,68 @@ struct RangeEncodeF32 {
     return _mm512_load_si512(kTable.v);
   }
 
+  // The three per-vector constants of Form: the clamp bits (max), the
+  // exponent offset plus mantissa j added to a's sign and exponent
+  // (offset), and the subnormal floor (sub). Unscaled() encodes y itself.
+  // ScaledConsts(x) encodes y * 2^-x for a block scale 2^x (MX) without the
+  // multiply: the clamp is max * 2^x, c moves up x binades with a (so its
+  // ulp is the scaled code's ulp in y's units), and j becomes j - x << man
+  // (mod 2^16), which keeps j + k + E_c << man, i.e. bytes 1 and 2 of the
+  // pmaddwd form, unchanged (a carry of j + k into bit 16 adds 2^(man+1) <
+  // 256 and a lo u16 at or above 2^15 subtracts 2^24: neither reaches bytes
+  // 1 and 2; j stays even, so ties still go to the even code). Valid for x
+  // in [kFoldMinX, kFoldMaxX]: max * 2^x, sub and every c stay normal and
+  // finite (a's field + 23 - man <= 254), and every y whose scaled value
+  // rounds to a nonzero code (|y| > 2^(x - bias - man)) is an f32 normal,
+  // so f32 subnormal y (whose field 0 gives c = sub, the element's
+  // subnormal ulp) round to +-0, as they do when DAZ reads them as +-0: the
+  // fold does not depend on MXCSR. (Down to x = bias - 128 it would still be
+  // exact with DAZ clear: subnormal y then scale into the element's
+  // subnormals or its lowest binade, whose ulp is sub's.)
+  struct Consts {
+    __m512i max, offset, sub;
+  };
+  static constexpr int kFoldMinX = kT.bias + kMan - 126;
+  static constexpr int kFoldMaxX = [] {
+    const int max_field = static_cast<int>(kMaxBits >> 23);
+    int hi = 231 + kMan - max_field;  // a's field + 23 - man <= 254
+    if (254 - static_cast<int>(kEMin) < hi) hi = 254 - static_cast<int>(kEMin);  // sub
+    return hi;
+  }();
+  static_assert(!kSupported || (kFoldMinX < 0 && kFoldMaxX > 0), "x = 0 must fold");
+  static HWY_INLINE Consts Unscaled() {
+    return {_mm512_set1_epi32(static_cast<int>(kMaxBits)),
+            _mm512_set1_epi32(static_cast<int>(kUlpShift + kJ)),
+            _mm512_set1_epi32(static_cast<int>(kSubMagic))};
+  }
+  // The constants of 16 scales 2^x (i32 lanes, x in [kFoldMinX, kFoldMaxX]);
+  // x = 0 gives Unscaled().
+  static HWY_INLINE Consts ScaledConsts(__m512i x) {
+    const __m512i x23 = _mm512_slli_epi32(x, 23);
+    const __m512i j = _mm512_and_si512(
+        _mm512_sub_epi32(_mm512_set1_epi32(static_cast<int>(kJ)), _mm512_slli_epi32(x, kMan)),
+        _mm512_set1_epi32(0xFFFF));
+    return {_mm512_add_epi32(x23, _mm512_set1_epi32(static_cast<int>(kMaxBits))),
+            _mm512_add_epi32(j, _mm512_set1_epi32(static_cast<int>(kUlpShift))),
+            _mm512_add_epi32(_mm512_add_epi32(x23, j),
+                             _mm512_set1_epi32(static_cast<int>(kEMin << 23)))};
+  }
+
   // The pmaddwd form of one vector (see above); EncodeB4x16 passes other
   // weights and NaN forms for its even lanes. kNanFree: the caller
   // guarantees that no y is NaN, or overrides the codes of NaN lanes (MX
   // NaN blocks), so the NaN compare and merge are skipped.
   template <bool kNanFree = false>
-  static HWY_INLINE __m512i Form(__m512i y, __m512i weights = _mm512_set1_epi32(kWeights),
+  static HWY_INLINE __m512i Form(__m512i y, const Consts& k,
+                                 __m512i weights = _mm512_set1_epi32(kWeights),
                                  __m512i nan_p = _mm512_set1_epi32(kNanP)) {
     constexpr int kRn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
     const __m512 yf = _mm512_castsi512_ps(y);
-    const __m512 a = _mm512_range_ps(yf, _mm512_castsi512_ps(_mm512_set1_epi32(kMaxBits)), 0x02);
+    const __m512 a = _mm512_range_ps(yf, _mm512_castsi512_ps(k.max), 0x02);
     const __m512i e =
         _mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(static_cast<int>(0xFF800000u)));
-    const __m512 c = _mm512_range_ps(
-        _mm512_castsi512_ps(_mm512_add_epi32(e, _mm512_set1_epi32(kUlpShift + kJ))),
-        _mm512_castsi512_ps(_mm512_set1_epi32(kSubMagic)), 0x03);
+    const __m512 c = _mm512_range_ps(_mm512_castsi512_ps(_mm512_add_epi32(e, k.offset)),
+                                     _mm512_castsi512_ps(k.sub), 0x03);
     const __m512 sum = _mm512_add_round_ps(a, c, kRn);
     if constexpr (kNanFree) {
       (void)nan_p;
@@ -602,12 +649,16 @@ struct RangeEncodeF32 {
     sgn = _mm512_shuffle_i64x2(r01, r23, 0xEE);  // high halves
   }
 
+  // k0..k3: the constants of y0..y3 (Scaled: y0..y3 in blocks of other
+  // scales).
   template <bool kNanFree = false>
-  static HWY_INLINE __m512i Encode64(__m512i y0, __m512i y1, __m512i y2, __m512i y3) {
+  static HWY_INLINE __m512i Encode64(__m512i y0, __m512i y1, __m512i y2, __m512i y3,
+                                     const Consts& k0 = Unscaled(), const Consts& k1 = Unscaled(),
+                                     const Consts& k2 = Unscaled(), const Consts& k3 = Unscaled()) {
     static_assert(kSupported, "RangeEncodeF32: unsupported destination");
     __m512i mag, sgn;
-    GatherMagSign(Form<kNanFree>(y0), Form<kNanFree>(y1), Form<kNanFree>(y2), Form<kNanFree>(y3),
-                  mag, sgn);
+    GatherMagSign(Form<kNanFree>(y0, k0), Form<kNanFree>(y1, k1), Form<kNanFree>(y2, k2),
+                  Form<kNanFree>(y3, k3), mag, sgn);
     const __m512i bit = _mm512_set1_epi8(static_cast<char>(1u << (kT.bits - 1)));
     if constexpr (!kSignBit7) {
       // e2m1: !s at bit 1 -> bit 3; select C ? ~B : A.
@@ -629,15 +680,19 @@ struct RangeEncodeF32 {
   // operations per 64 elements after the pmaddwd forms, against 10 for
   // Encode64 plus PaddedCodec::Compact4.
   template <bool kNanFree = false>
-  static HWY_INLINE __m512i EncodeB4x16(__m512i y0, __m512i y1, __m512i y2, __m512i y3) {
+  static HWY_INLINE __m512i EncodeB4x16(__m512i y0, __m512i y1, __m512i y2, __m512i y3,
+                                        const Consts& k0 = Unscaled(),
+                                        const Consts& k1 = Unscaled(),
+                                        const Consts& k2 = Unscaled(),
+                                        const Consts& k3 = Unscaled()) {
     static_assert(kTo == Format::kE2M1, "EncodeB4x16: e2m1 only");
     const __m512i w = _mm512_mask_set1_epi32(_mm512_set1_epi32(kWeights), 0x5555,
                                              static_cast<int>(kWeights << 4));
     const __m512i nan_p = _mm512_mask_set1_epi32(_mm512_set1_epi32(kNanP), 0x5555,
                                                  static_cast<int>(kNanP << 4));
     __m512i mag, sgn;
-    GatherMagSign(Form<kNanFree>(y0, w, nan_p), Form<kNanFree>(y1, w, nan_p),
-                  Form<kNanFree>(y2, w, nan_p), Form<kNanFree>(y3, w, nan_p), mag, sgn);
+    GatherMagSign(Form<kNanFree>(y0, k0, w, nan_p), Form<kNanFree>(y1, k1, w, nan_p),
+                  Form<kNanFree>(y2, k2, w, nan_p), Form<kNanFree>(y3, k3, w, nan_p), mag, sgn);
     // !s: even bytes bit 5 -> 7, odd bytes bit 1 -> 3; select C ? ~B : A.
     const __m512i merged = _mm512_ternarylogic_epi32(
         mag, _mm512_slli_epi16(sgn, 2), _mm512_set1_epi16(0x0880), 0x72);

@@ -251,6 +251,18 @@ class MxBlockQuantizer {
     // blocks (a NaN amax, or an NVFP4 scale that encodes to NaN) get
     // encode(NaN) in every data element (x / NaN, satfinite).
     const bool any_nan = std::memchr(scale_codes, kNanScale, nb) != nullptr;
+#ifdef MXPACK_HAVE_RANGE_ENCODE
+    if constexpr (kRange && !kNvfp4) {
+      // MX on AVX3_DL: the block scales folded into the range encoder's
+      // constants (no multiply, no MXCSR change: the encoder does not depend
+      // on it), for chunks whose every block is in its range (RangeFold).
+      HWY_ALIGN uint32_t fold[3 * kMaxBlocks];
+      if (RangeFold(amax, scale_codes, nb, fold)) {
+        return EncodeChunk(src, mult, add2, low2, nb * kBlock, nvalid,
+                           any_nan ? scale_codes : nullptr, padded, out, fold);
+      }
+    }
+#endif
 #if HWY_ARCH_X86
     EncodeChunkFtz(src, mult, add2, low2, nb * kBlock, nvalid, any_nan ? scale_codes : nullptr,
                    padded, out);
@@ -386,6 +398,41 @@ class MxBlockQuantizer {
   }
 #endif
 
+#ifdef MXPACK_HAVE_RANGE_ENCODE
+  // kRange MX chunks: per block b, RangeEncodeF32's constants for the scale
+  // 2^x, x = code - 127, at fold[b] (max), fold[kMaxBlocks + b] (offset)
+  // and fold[2 * kMaxBlocks + b] (sub); blocks of amax 0 (all +-0, any
+  // constants give +-0) and NaN blocks (overridden) take x = 0. False if
+  // some other block's x lies outside [kFoldMinX, kFoldMaxX] (amax from
+  // about 2^101 up, or below 2^-122 (mxfp4) to 2^-94 (mxfp8_e5m2)); the
+  // chunk then multiplies. Lanes past nb read the zeroed tail of amax[] and
+  // pass.
+  static HWY_INLINE bool RangeFold(const uint32_t* HWY_RESTRICT amax,
+                                   const uint8_t* HWY_RESTRICT codes, size_t nb,
+                                   uint32_t* HWY_RESTRICT fold) {
+    using Enc = RangeEncodeF32<kElem>;
+    const DU du;
+    const DI di;
+    const hn::Rebind<uint8_t, DU> d8;
+    const size_t N = hn::Lanes(du);
+    auto bad = hn::Zero(di);
+    for (size_t b = 0; b < nb; b += N) {
+      const auto bits = hn::BitCast(di, hn::LoadU(du, amax + b));
+      const auto unscaled = hn::Or(hn::Eq(bits, hn::Zero(di)), hn::Gt(bits, hn::Set(di, 0x7F800000)));
+      const auto x = hn::IfThenZeroElse(
+          unscaled, hn::Sub(hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(d8, codes + b))),
+                            hn::Set(di, 127)));
+      bad = hn::Or(bad, hn::VecFromMask(di, hn::Or(hn::Lt(x, hn::Set(di, Enc::kFoldMinX)),
+                                                   hn::Gt(x, hn::Set(di, Enc::kFoldMaxX)))));
+      const auto k = Enc::ScaledConsts(x.raw);
+      hn::StoreU(VU{k.max}, du, fold + b);
+      hn::StoreU(VU{k.offset}, du, fold + kMaxBlocks + b);
+      hn::StoreU(VU{k.sub}, du, fold + 2 * kMaxBlocks + b);
+    }
+    return hn::AllTrue(di, hn::Eq(bad, hn::Zero(di)));
+  }
+#endif
+
 #if HWY_ARCH_X86
   // EncodeChunk under ScopedFlushDenormals(daz = false). Both functions are
   // non-inlined, so no floating-point work of the caller or of EncodeChunk
@@ -402,17 +449,20 @@ class MxBlockQuantizer {
 #endif
 
   // Pass 3 over the chunk's n elements (see Run): nan_scales is the scale
-  // codes when some block is a NaN block, else null. Not inlined:
+  // codes when some block is a NaN block, else null; fold: RangeFold's
+  // constants (the elements are then not multiplied), or null. Not inlined:
   // EncodeChunkFtz changes MXCSR around it.
   static HWY_NOINLINE void EncodeChunk(const uint8_t* HWY_RESTRICT src,
                                        const float* HWY_RESTRICT mult,
                                        const uint32_t* HWY_RESTRICT add2,
                                        const uint32_t* HWY_RESTRICT low2, size_t n, size_t nvalid,
                                        const uint8_t* HWY_RESTRICT nan_scales, bool padded,
-                                       uint8_t* HWY_RESTRICT out) {
+                                       uint8_t* HWY_RESTRICT out,
+                                       const uint32_t* HWY_RESTRICT fold = nullptr) {
 #if HWY_TARGET == HWY_SCALAR
     (void)add2;  // kDirect is x86-only
     (void)low2;
+    (void)fold;  // AVX3_DL only
     // One-lane vectors: codes one at a time, then the NaN blocks, padding and
     // packing as the reference does.
     HWY_ALIGN uint8_t codes[kMaxBlocks * kBlock];
@@ -432,6 +482,18 @@ class MxBlockQuantizer {
       for (size_t i = 0; i < n; ++i) scalar::SetCode(kPaddedLayout, out, i, c[i]);
     }
 #else
+#ifdef MXPACK_HAVE_RANGE_ENCODE
+    if constexpr (kRange && !kNvfp4) {
+      if (fold != nullptr) {
+        if constexpr (kElemT.bits < 8) {
+          if (padded) {
+            return EncodeChunkT<true, true>(src, mult, add2, low2, n, nvalid, nan_scales, out, fold);
+          }
+        }
+        return EncodeChunkT<false, true>(src, mult, add2, low2, n, nvalid, nan_scales, out, fold);
+      }
+    }
+#endif
     if constexpr (kElemT.bits < 8) {
       if (padded) return EncodeChunkT<true>(src, mult, add2, low2, n, nvalid, nan_scales, out);
     }
@@ -445,13 +507,16 @@ class MxBlockQuantizer {
   // override in registers (rare), kPadded: PaddedCodec's compaction of its
   // 16-element blocks, then one store of 4N bytes. The tail (n is a
   // multiple of 16, not of 4N) goes through zero-padded buffers.
-  template <bool kPadded>
+  // kFold (kRange MX): the elements are encoded unscaled with fold's
+  // per-block constants (RangeFold) instead of multiplied by mult.
+  template <bool kPadded, bool kFold = false>
   static HWY_INLINE void EncodeChunkT(const uint8_t* HWY_RESTRICT src,
                                       const float* HWY_RESTRICT mult,
                                       const uint32_t* HWY_RESTRICT add2,
                                       const uint32_t* HWY_RESTRICT low2, size_t n, size_t nvalid,
                                       const uint8_t* HWY_RESTRICT nan_scales,
-                                      uint8_t* HWY_RESTRICT out) {
+                                      uint8_t* HWY_RESTRICT out,
+                                      const uint32_t* HWY_RESTRICT fold = nullptr) {
     const DU du;
     const hn::Repartition<uint8_t, DU> d8;
     const size_t N = hn::Lanes(du);
@@ -466,10 +531,33 @@ class MxBlockQuantizer {
       return mult[HWY_MIN((i + k * N) / kBlock, last_block)];
     };
 #ifdef MXPACK_HAVE_RANGE_ENCODE
-    // Range encoder input: vector k of the step at p (element i), scaled.
+    using Range = RangeEncodeF32<kElem>;
+    // Range encoder input: vector k of the step at p (element i), scaled
+    // (unless kFold: then the bits as loaded).
     const auto scaled_at = [&](const uint8_t* p, size_t i, size_t k) -> __m512i {
-      return Scaled(p + k * N * kSrcBytes, mult_at(i, k)).raw;
+      if constexpr (kFold) {
+        (void)i;
+        return Load(du, p + k * N * kSrcBytes, 0).raw;
+      } else {
+        return Scaled(p + k * N * kSrcBytes, mult_at(i, k)).raw;
+      }
     };
+    // The range encoder's constants of vector k of the step at element i.
+    const auto consts_at = [&](size_t i, size_t k) -> typename Range::Consts {
+      if constexpr (kFold) {
+        const size_t b = HWY_MIN((i + k * N) / kBlock, last_block);
+        return {_mm512_set1_epi32(static_cast<int>(fold[b])),
+                _mm512_set1_epi32(static_cast<int>(fold[kMaxBlocks + b])),
+                _mm512_set1_epi32(static_cast<int>(fold[2 * kMaxBlocks + b]))};
+      } else {
+        (void)i;
+        (void)k;
+        return Range::Unscaled();
+      }
+    };
+#else
+    static_assert(!kFold, "kFold: range encoder only");
+    (void)fold;
 #endif
     const auto codes_at = [&](const uint8_t* p, size_t i) {
 #if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR  // as kDirect
@@ -489,8 +577,9 @@ class MxBlockQuantizer {
 #ifdef MXPACK_HAVE_RANGE_ENCODE
       if constexpr (kRange) {
         // MX: NaN lanes lie in NaN blocks, which finish() overrides (kNanFree).
-        return hn::Vec<decltype(d8)>{RangeEncodeF32<kElem>::template Encode64<!kNvfp4>(
-            scaled_at(p, i, 0), scaled_at(p, i, 1), scaled_at(p, i, 2), scaled_at(p, i, 3))};
+        return hn::Vec<decltype(d8)>{Range::template Encode64<!kNvfp4>(
+            scaled_at(p, i, 0), scaled_at(p, i, 1), scaled_at(p, i, 2), scaled_at(p, i, 3),
+            consts_at(i, 0), consts_at(i, 1), consts_at(i, 2), consts_at(i, 3))};
       }
 #endif
       const float m0 = mult_at(i, 0), m1 = mult_at(i, 1), m2 = mult_at(i, 2), m3 = mult_at(i, 3);
@@ -537,9 +626,10 @@ class MxBlockQuantizer {
       // is NaN (finite or infinite x times a finite power of two).
       for (; nan_scales == nullptr && i + N8 <= n; i += N8) {
         const uint8_t* p = src + i * kSrcBytes;
-        hn::StoreU(hn::Vec<decltype(d8)>{RangeEncodeF32<kElem>::template EncodeB4x16<!kNvfp4>(
+        hn::StoreU(hn::Vec<decltype(d8)>{Range::template EncodeB4x16<!kNvfp4>(
                        scaled_at(p, i, 0), scaled_at(p, i, 1), scaled_at(p, i, 2),
-                       scaled_at(p, i, 3))},
+                       scaled_at(p, i, 3), consts_at(i, 0), consts_at(i, 1), consts_at(i, 2),
+                       consts_at(i, 3))},
                    d8, out + i);
       }
     }

@@ -338,6 +338,16 @@ class MxBlockQuantizer {
     }
   }
 
+#if HWY_TARGET != HWY_SCALAR
+  // The exponents x = code - 127 of Lanes(DI) consecutive MX scale codes.
+  static HWY_INLINE hn::Vec<DI> ScaleExponents(const uint8_t* HWY_RESTRICT codes) {
+    const DU du;
+    const DI di;
+    const hn::Rebind<uint8_t, DU> d8;
+    return hn::Sub(hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(d8, codes))), hn::Set(di, 127));
+  }
+#endif
+
 #ifdef MXPACK_HAVE_FP16_HALF_ENCODE
   // kFp16Direct: per block (a vector of blocks at a time), the clamp bits
   // max * 2^X and the rebias (112 + X) << 7 of Encode64Scaled (see
@@ -351,14 +361,11 @@ class MxBlockQuantizer {
                                        uint32_t* HWY_RESTRICT max2, uint32_t* HWY_RESTRICT rebias2) {
     const DU du;
     const DI di;
-    const hn::Rebind<uint8_t, DU> d8;
     const size_t N = hn::Lanes(du);
     auto bad = hn::Zero(du);
     for (size_t b = 0; b < nb; b += N) {
       const auto zero = hn::Eq(hn::LoadU(du, amax + b), hn::Zero(du));
-      const auto x128 =
-          hn::ShiftLeft<7>(hn::Sub(hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(d8, codes + b))),
-                                   hn::Set(di, 127)));
+      const auto x128 = hn::ShiftLeft<7>(ScaleExponents(codes + b));
       const auto max = hn::Add(x128, hn::Set(di, static_cast<int32_t>(Fp16Enc::kMaxBits)));
       const auto rebias = hn::Add(x128, hn::Set(di, static_cast<int32_t>(Fp16Enc::kRebias)));
       const auto ok = hn::And(hn::Gt(rebias, hn::Set(di, -1)), hn::Lt(max, hn::Set(di, 0x8000)));
@@ -413,15 +420,12 @@ class MxBlockQuantizer {
     using Enc = RangeEncodeF32<kElem>;
     const DU du;
     const DI di;
-    const hn::Rebind<uint8_t, DU> d8;
     const size_t N = hn::Lanes(du);
     auto bad = hn::Zero(di);
     for (size_t b = 0; b < nb; b += N) {
       const auto bits = hn::BitCast(di, hn::LoadU(du, amax + b));
       const auto unscaled = hn::Or(hn::Eq(bits, hn::Zero(di)), hn::Gt(bits, hn::Set(di, 0x7F800000)));
-      const auto x = hn::IfThenZeroElse(
-          unscaled, hn::Sub(hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(d8, codes + b))),
-                            hn::Set(di, 127)));
+      const auto x = hn::IfThenZeroElse(unscaled, ScaleExponents(codes + b));
       bad = hn::Or(bad, hn::VecFromMask(di, hn::Or(hn::Lt(x, hn::Set(di, Enc::kFoldMinX)),
                                                    hn::Gt(x, hn::Set(di, Enc::kFoldMaxX)))));
       const auto k = Enc::ScaledConsts(x.raw);

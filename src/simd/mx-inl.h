@@ -219,16 +219,7 @@ class MxBlockQuantizer {
         scale_codes[b] = code;
       }
     } else {
-      ScaleCodes(a.scale, amax, nb, scale_codes, mult, add2, low2);
-      // kDirect: blocks holding an Inf take the general path (a low above
-      // every finite value flags each of their nonzero lanes): EncodeDirect
-      // would read Inf as 2^128, which a scale near 2^127 (ceil / rceil with
-      // amax near 2^128) brings below max finite instead of saturating it.
-      if constexpr (kDirect) {
-        for (size_t b = 0; HWY_UNLIKELY(chunk_amax >= 0x7F800000u) && b < nb; ++b) {
-          if (inf_block[b]) low2[b] = 0x7FFF7FFFu;
-        }
-      }
+      ScaleCodes(a.scale, amax, nb, scale_codes);
     }
 
 #ifdef MXPACK_HAVE_FP16_HALF_ENCODE
@@ -251,16 +242,31 @@ class MxBlockQuantizer {
     // blocks (a NaN amax, or an NVFP4 scale that encodes to NaN) get
     // encode(NaN) in every data element (x / NaN, satfinite).
     const bool any_nan = std::memchr(scale_codes, kNanScale, nb) != nullptr;
+    // MX on AVX3_DL: the block scales folded into the range encoder's
+    // constants (no multiply, no MXCSR change: the encoder does not depend
+    // on it), for chunks whose every block is in its range (RangeFold).
+    bool folded = false;
 #ifdef MXPACK_HAVE_RANGE_ENCODE
-    if constexpr (kRange && !kNvfp4) {
-      // MX on AVX3_DL: the block scales folded into the range encoder's
-      // constants (no multiply, no MXCSR change: the encoder does not depend
-      // on it), for chunks whose every block is in its range (RangeFold).
-      HWY_ALIGN uint32_t fold[3 * kMaxBlocks];
-      if (RangeFold(amax, scale_codes, nb, fold)) {
-        return EncodeChunk(src, mult, add2, low2, nb * kBlock, nvalid,
-                           any_nan ? scale_codes : nullptr, padded, out, fold);
+    HWY_ALIGN uint32_t fold[kRange && !kNvfp4 ? 3 * kMaxBlocks : 1];
+    if constexpr (kRange && !kNvfp4) folded = RangeFold(amax, scale_codes, nb, fold);
+#endif
+    if constexpr (!kNvfp4) {
+      // The multipliers (unless folded) and kDirect's constants.
+      CodeConstants(scale_codes, nb, folded ? nullptr : mult, add2, low2);
+      // kDirect: blocks holding an Inf take the general path (a low above
+      // every finite value flags each of their nonzero lanes): EncodeDirect
+      // would read Inf as 2^128, which a scale near 2^127 (ceil / rceil with
+      // amax near 2^128) brings below max finite instead of saturating it.
+      if constexpr (kDirect) {
+        for (size_t b = 0; HWY_UNLIKELY(chunk_amax >= 0x7F800000u) && b < nb; ++b) {
+          if (inf_block[b]) low2[b] = 0x7FFF7FFFu;
+        }
       }
+    }
+#ifdef MXPACK_HAVE_RANGE_ENCODE
+    if (folded) {
+      return EncodeChunk(src, mult, add2, low2, nb * kBlock, nvalid,
+                         any_nan ? scale_codes : nullptr, padded, out, fold);
     }
 #endif
 #if HWY_ARCH_X86
@@ -719,23 +725,19 @@ class MxBlockQuantizer {
     return hn::BitCast(du, hn::Mul(x, vm));
   }
 
-  // MX scale codes and multipliers 2^(-s + kMultExp) of `nb` blocks from
-  // their amax bits, a vector of blocks at a time: the integer formula of
-  // internal::MxScaleCodeFromBits (tests/mx_test.cc checks both against the
-  // reference on every target).
-  // kDirect: also EncodeDirect's add and low per block, each duplicated
-  // into both u16 halves of a u32.
+  // MX scale codes of `nb` blocks from their amax bits, a vector of blocks
+  // at a time: the integer formula of internal::MxScaleCodeFromBits
+  // (tests/mx_test.cc checks both against the reference on every target).
   static HWY_INLINE void ScaleCodes(const internal::MxScaleParams& p,
                                     const uint32_t* HWY_RESTRICT amax, size_t nb,
-                                    uint8_t* HWY_RESTRICT scale_codes, float* HWY_RESTRICT mult,
-                                    uint32_t* HWY_RESTRICT add2, uint32_t* HWY_RESTRICT low2) {
+                                    uint8_t* HWY_RESTRICT scale_codes) {
     const DU du;
     const DI di;
     const size_t N = hn::Lanes(du);
     using VI = hn::Vec<DI>;
     for (size_t b = 0; b < nb; b += N) {
       // Lanes past nb read the zeroed tail of amax[] (pass 1); their results
-      // land in the tail of scale_codes/mult (both sized kMaxBlocks), unused.
+      // land in the tail of scale_codes (sized kMaxBlocks), unused.
       const VU bits = hn::LoadU(du, amax + b);
       const VU mant = hn::And(bits, hn::Set(du, 0x7FFFFFu));
       const VI biased = hn::BitCast(di, hn::ShiftRight<23>(bits));
@@ -762,6 +764,24 @@ class MxBlockQuantizer {
       code = hn::IfThenZeroElse(hn::RebindMask(du, hn::Eq(biased, hn::Zero(di))), code);
       const auto nan = hn::RebindMask(du, hn::Gt(bits_i, hn::Set(di, 0x7F800000)));
       code = hn::IfThenElse(nan, hn::Set(du, 0xFFu), code);
+      StoreLanes<1>(du, code, scale_codes + b);
+    }
+  }
+
+  // From the scale codes of `nb` blocks: the multipliers 2^(-s + kMultExp)
+  // (unless mult is null) and, kDirect, EncodeDirect's add and low per
+  // block, each duplicated into both u16 halves of a u32.
+  static HWY_INLINE void CodeConstants(const uint8_t* HWY_RESTRICT scale_codes, size_t nb,
+                                       float* HWY_RESTRICT mult, uint32_t* HWY_RESTRICT add2,
+                                       uint32_t* HWY_RESTRICT low2) {
+    if (!kDirect && mult == nullptr) return;
+    const DU du;
+    const DI di;
+    const hn::Rebind<uint8_t, DU> d8;
+    const size_t N = hn::Lanes(du);
+    using VI = hn::Vec<DI>;
+    for (size_t b = 0; b < nb; b += N) {
+      const VU code = hn::PromoteTo(du, hn::LoadU(d8, scale_codes + b));
       // 2^(-s + kMultExp): exponent field e = 254 - code + kMultExp (code
       // 254, kMultExp 0: e = 0, the subnormal 2^-127); e in [-14, 0] is the
       // subnormal 2^(e - 127) = 2^(e + 22) * 2^-149. (NaN blocks get a
@@ -775,8 +795,7 @@ class MxBlockQuantizer {
       const VI sub = hn::Shl(hn::Set(di, 1), count);
       const VU m = hn::BitCast(du, hn::IfThenElse(hn::Lt(e, hn::Set(di, 1)), sub,
                                                   hn::ShiftLeft<23>(e)));
-      StoreLanes<1>(du, code, scale_codes + b);
-      hn::StoreU(m, du, reinterpret_cast<uint32_t*>(mult) + b);
+      if (mult != nullptr) hn::StoreU(m, du, reinterpret_cast<uint32_t*>(mult) + b);
       if constexpr (kDirect) {
         constexpr uint32_t kBias = static_cast<uint32_t>(kElemT.bias);
         // add = 2^(shift-1) - 1 + (bias << 7) - (c << 7) mod 2^16 (u32 wrap).

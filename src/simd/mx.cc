@@ -153,7 +153,11 @@ void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
       if (tiled) {
         size_t j = 0;
         for (; j < run && (k + j) % 4 != 0; ++j) base[block_part(k + j)] = sc[b + j];
-        for (; j + 4 <= run; j += 4) std::memcpy(base + block_part(k + j), sc + b + j, 4);
+        // Whole groups of 4 blocks: consecutive tiles, 512 bytes apart.
+        if (j + 4 <= run) {
+          uint8_t* tile = base + block_part(k + j);
+          for (; j + 4 <= run; j += 4, tile += 512) std::memcpy(tile, sc + b + j, 4);
+        }
         for (; j < run; ++j) base[block_part(k + j)] = sc[b + j];
       } else {
         std::memcpy(base + k, sc + b, run);

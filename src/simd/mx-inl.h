@@ -504,7 +504,9 @@ class MxBlockQuantizer {
       for (size_t i = 0; i < n; ++i) scalar::SetCode(kPaddedLayout, out, i, c[i]);
     }
 #else
-#ifdef MXPACK_HAVE_RANGE_ENCODE
+#ifndef MXPACK_HAVE_RANGE_ENCODE
+    (void)fold;  // AVX3_DL only
+#else
     if constexpr (kRange && !kNvfp4) {
       if (fold != nullptr) {
         if constexpr (kElemT.bits < 8) {

@@ -550,10 +550,10 @@ class MxBlockQuantizer {
     const size_t last_block = n / kBlock - 1;
     (void)add2;  // read by the kDirect path only
     (void)low2;
+    // The block of element i (the tail's vectors: the last block).
+    const auto block_at = [last_block](size_t i) { return HWY_MIN(i / kBlock, last_block); };
     // The multiplier of vector k of the step at element i.
-    const auto mult_at = [&](size_t i, size_t k) {
-      return mult[HWY_MIN((i + k * N) / kBlock, last_block)];
-    };
+    const auto mult_at = [&](size_t i, size_t k) { return mult[block_at(i + k * N)]; };
 #ifdef MXPACK_HAVE_RANGE_ENCODE
     using Range = RangeEncodeF32<kElem>;
     // Range encoder input: vector k of the step at p (element i), scaled
@@ -569,7 +569,7 @@ class MxBlockQuantizer {
     // The range encoder's constants of vector k of the step at element i.
     const auto consts_at = [&](size_t i, size_t k) -> typename Range::Consts {
       if constexpr (kFold) {
-        const size_t b = HWY_MIN((i + k * N) / kBlock, last_block);
+        const size_t b = block_at(i + k * N);
         return {_mm512_set1_epi32(static_cast<int>(fold[b])),
                 _mm512_set1_epi32(static_cast<int>(fold[kMaxBlocks + b])),
                 _mm512_set1_epi32(static_cast<int>(fold[2 * kMaxBlocks + b]))};
@@ -590,8 +590,8 @@ class MxBlockQuantizer {
         const hn::Repartition<uint16_t, DU> d16;
         const size_t N16 = hn::Lanes(d16);
         const auto* s16 = reinterpret_cast<const uint16_t*>(p);
-        const size_t b0 = HWY_MIN(i / kBlock, last_block);
-        const size_t b1 = HWY_MIN((i + N16) / kBlock, last_block);
+        const size_t b0 = block_at(i);
+        const size_t b1 = block_at(i + N16);
         hn::Vec<decltype(d16)> c0, c1;
         const auto odd0 = EncodeDirect(d16, hn::LoadU(d16, s16), add2[b0], low2[b0], c0);
         const auto odd1 = EncodeDirect(d16, hn::LoadU(d16, s16 + N16), add2[b1], low2[b1], c1);

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "hwy/highway.h"
 #include "mxpack/format.h"
@@ -550,32 +551,43 @@ class MxBlockQuantizer {
     const size_t last_block = n / kBlock - 1;
     (void)add2;  // read by the kDirect path only
     (void)low2;
-    // The block of element i (the tail's vectors: the last block).
-    const auto block_at = [last_block](size_t i) { return HWY_MIN(i / kBlock, last_block); };
+    // The block of vector k (N elements) of the step at element i (a
+    // multiple of 4N). Where kBlock divides 4N (every x86 target) the step's
+    // first block plus a compile-time offset, so that the vectors of one
+    // block share their constants' loads. kTail (the last, partial step):
+    // vectors past the chunk's last block use that block's constants (their
+    // codes are discarded); whole steps lie within the chunk.
+    const auto block_at = [last_block](size_t i, size_t k, auto tail) {
+      constexpr size_t kN = hn::MaxLanes(DU());
+      const size_t b =
+          (4 * kN) % kBlock == 0 ? i / kBlock + k * kN / kBlock : (i + k * kN) / kBlock;
+      return decltype(tail)::value ? HWY_MIN(b, last_block) : b;
+    };
     // The multiplier of vector k of the step at element i.
-    const auto mult_at = [&](size_t i, size_t k) { return mult[block_at(i + k * N)]; };
+    const auto mult_at = [&](size_t i, size_t k, auto tail) { return mult[block_at(i, k, tail)]; };
 #ifdef MXPACK_HAVE_RANGE_ENCODE
     using Range = RangeEncodeF32<kElem>;
     // Range encoder input: vector k of the step at p (element i), scaled
     // (unless kFold: then the bits as loaded).
-    const auto scaled_at = [&](const uint8_t* p, size_t i, size_t k) -> __m512i {
+    const auto scaled_at = [&](const uint8_t* p, size_t i, size_t k, auto tail) -> __m512i {
       if constexpr (kFold) {
         (void)i;
         return Load(du, p + k * N * kSrcBytes, 0).raw;
       } else {
-        return Scaled(p + k * N * kSrcBytes, mult_at(i, k)).raw;
+        return Scaled(p + k * N * kSrcBytes, mult_at(i, k, tail)).raw;
       }
     };
     // The range encoder's constants of vector k of the step at element i.
-    const auto consts_at = [&](size_t i, size_t k) -> typename Range::Consts {
+    const auto consts_at = [&](size_t i, size_t k, auto tail) -> typename Range::Consts {
       if constexpr (kFold) {
-        const size_t b = block_at(i + k * N);
+        const size_t b = block_at(i, k, tail);
         return {_mm512_set1_epi32(static_cast<int>(fold[b])),
                 _mm512_set1_epi32(static_cast<int>(fold[kMaxBlocks + b])),
                 _mm512_set1_epi32(static_cast<int>(fold[2 * kMaxBlocks + b]))};
       } else {
         (void)i;
         (void)k;
+        (void)tail;
         return Range::Unscaled();
       }
     };
@@ -583,15 +595,15 @@ class MxBlockQuantizer {
     static_assert(!kFold, "kFold: range encoder only");
     (void)fold;
 #endif
-    const auto codes_at = [&](const uint8_t* p, size_t i) {
+    const auto codes_at = [&](const uint8_t* p, size_t i, auto tail) {
 #if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR  // as kDirect
       if constexpr (kDirect) {
         // Two u16 vectors, each within one block (2N <= kBlock).
         const hn::Repartition<uint16_t, DU> d16;
         const size_t N16 = hn::Lanes(d16);
         const auto* s16 = reinterpret_cast<const uint16_t*>(p);
-        const size_t b0 = block_at(i);
-        const size_t b1 = block_at(i + N16);
+        const size_t b0 = block_at(i, 0, tail);
+        const size_t b1 = block_at(i, 2, tail);  // element i + N16 = i + 2N
         hn::Vec<decltype(d16)> c0, c1;
         const auto odd0 = EncodeDirect(d16, hn::LoadU(d16, s16), add2[b0], low2[b0], c0);
         const auto odd1 = EncodeDirect(d16, hn::LoadU(d16, s16 + N16), add2[b1], low2[b1], c1);
@@ -602,11 +614,13 @@ class MxBlockQuantizer {
       if constexpr (kRange) {
         // MX: NaN lanes lie in NaN blocks, which finish() overrides (kNanFree).
         return hn::Vec<decltype(d8)>{Range::template Encode64<!kNvfp4>(
-            scaled_at(p, i, 0), scaled_at(p, i, 1), scaled_at(p, i, 2), scaled_at(p, i, 3),
-            consts_at(i, 0), consts_at(i, 1), consts_at(i, 2), consts_at(i, 3))};
+            scaled_at(p, i, 0, tail), scaled_at(p, i, 1, tail), scaled_at(p, i, 2, tail),
+            scaled_at(p, i, 3, tail), consts_at(i, 0, tail), consts_at(i, 1, tail),
+            consts_at(i, 2, tail), consts_at(i, 3, tail))};
       }
 #endif
-      const float m0 = mult_at(i, 0), m1 = mult_at(i, 1), m2 = mult_at(i, 2), m3 = mult_at(i, 3);
+      const float m0 = mult_at(i, 0, tail), m1 = mult_at(i, 1, tail), m2 = mult_at(i, 2, tail),
+                  m3 = mult_at(i, 3, tail);
 #ifdef MXPACK_HAVE_F16C_ENCODE
       if constexpr (kF16c) {
         // MX: NaN inputs lie in NaN blocks, whose codes finish() overrides,
@@ -643,6 +657,7 @@ class MxBlockQuantizer {
       }
       return c;
     };
+    const std::false_type kWhole;  // block_at's tail flag of whole steps
     size_t i = 0;
 #ifdef MXPACK_HAVE_RANGE_ENCODE
     if constexpr (kPadded && kRange && kElem == Format::kE2M1) {
@@ -652,23 +667,24 @@ class MxBlockQuantizer {
         const uint8_t* p = src + i * kSrcBytes;
         PrefetchNextChunk(p, n * kSrcBytes, N8 * kSrcBytes);
         hn::StoreU(hn::Vec<decltype(d8)>{Range::template EncodeB4x16<!kNvfp4>(
-                       scaled_at(p, i, 0), scaled_at(p, i, 1), scaled_at(p, i, 2),
-                       scaled_at(p, i, 3), consts_at(i, 0), consts_at(i, 1), consts_at(i, 2),
-                       consts_at(i, 3))},
+                       scaled_at(p, i, 0, kWhole), scaled_at(p, i, 1, kWhole),
+                       scaled_at(p, i, 2, kWhole), scaled_at(p, i, 3, kWhole),
+                       consts_at(i, 0, kWhole), consts_at(i, 1, kWhole), consts_at(i, 2, kWhole),
+                       consts_at(i, 3, kWhole))},
                    d8, out + i);
       }
     }
 #endif
     for (; i + N8 <= n; i += N8) {
       PrefetchNextChunk(src + i * kSrcBytes, n * kSrcBytes, N8 * kSrcBytes);
-      hn::StoreU(finish(codes_at(src + i * kSrcBytes, i), i, N8), d8, out + i);
+      hn::StoreU(finish(codes_at(src + i * kSrcBytes, i, kWhole), i, N8), d8, out + i);
     }
     if (i == n) return;
     const size_t rest = n - i;
     HWY_ALIGN uint8_t in_buf[4 * hn::MaxLanes(du) * kSrcBytes] = {};
     HWY_ALIGN uint8_t out_buf[4 * hn::MaxLanes(du)];
     std::memcpy(in_buf, src + i * kSrcBytes, rest * kSrcBytes);
-    hn::Store(finish(codes_at(in_buf, i), i, rest), d8, out_buf);
+    hn::Store(finish(codes_at(in_buf, i, std::true_type()), i, rest), d8, out_buf);
     std::memcpy(out + i, out_buf, rest);
   }
 #endif

@@ -332,8 +332,21 @@ class MxBlockQuantizer {
           MaxTree<kLevel - 1, kPartial>(dl, nb, j0 + (size_t{1} << (kLevel - 1)), load_abs);
       const hn::Repartition<uint32_t, DL> d32;
       if constexpr (kLevel == 1 && sizeof(hn::TFromD<DL>) == 2) {
+#if HWY_TARGET == HWY_AVX3_DL
+        // VBMI2's double shift: (hi << 16) | (lo >> 16) per u32 is the
+        // rotated blend in one operation.
+        hn::Vec<DL> swapped;
+        if constexpr (hn::MaxLanes(dl) == 32) {
+          swapped.raw = _mm512_shldi_epi32(hi.raw, lo.raw, 16);
+        } else if constexpr (hn::MaxLanes(dl) == 16) {
+          swapped.raw = _mm256_shldi_epi32(hi.raw, lo.raw, 16);
+        } else {
+          swapped = hn::BitCast(dl, hn::RotateRight<16>(hn::BitCast(d32, hn::OddEven(lo, hi))));
+        }
+#else
         const auto swapped =
             hn::BitCast(dl, hn::RotateRight<16>(hn::BitCast(d32, hn::OddEven(lo, hi))));
+#endif
         return hn::Max(hn::OddEven(hi, lo), swapped);
       } else {
         const auto h = hn::BitCast(d32, hi);

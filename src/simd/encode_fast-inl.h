@@ -365,7 +365,6 @@ struct Fp16EncodeHalf {
   static MXPACK_FP16_INLINE __m512i Plus(__m512i x, __m512i max_bits, __m512i rebias,
                                          __mmask32* is_nan = nullptr) {
     static_assert(kSupported, "Fp16EncodeHalf: unsupported destination");
-    constexpr int kRn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
     const auto u16 = [](uint16_t v) { return _mm512_set1_epi16(static_cast<short>(v)); };
     const __m512i a = _mm512_and_si512(x, u16(0x7FFF));
     __mmask32 not_nan = 0;
@@ -376,6 +375,15 @@ struct Fp16EncodeHalf {
     } else {
       (void)is_nan;
     }
+    return PlusOfAbs<kNan>(a, max_bits, rebias, not_nan);
+  }
+  // Plus from a = |x| (x & 0x7FFF); not_nan: kForm's mask of non-NaN lanes.
+  template <Nan kNan>
+  static MXPACK_FP16_INLINE __m512i PlusOfAbs(__m512i a, __m512i max_bits, __m512i rebias,
+                                              __mmask32 not_nan = 0) {
+    constexpr int kRn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    const auto u16 = [](uint16_t v) { return _mm512_set1_epi16(static_cast<short>(v)); };
+    if constexpr (kNan != Nan::kForm) (void)not_nan;
     __m512i h = _mm512_min_epi16(a, max_bits);
     if constexpr (!kBF16) (void)rebias;
     __m512i c;
@@ -447,6 +455,15 @@ struct Fp16EncodeHalf {
     static_assert(kBF16, "Fp16EncodeHalf::Encode64Scaled: bf16 sources");
     return SignedCodes64(Plus<Nan::kFree>(x0, max0, rebias0), Plus<Nan::kFree>(x1, max1, rebias1),
                          x0, x1);
+  }
+  // Encode64Scaled given also a0 = x0 & 0x7FFF and a1 = x1 & 0x7FFF (MX
+  // pass 1 stores them while it reduces the block maxima).
+  static MXPACK_FP16_INLINE __m512i Encode64ScaledAbs(__m512i x0, __m512i a0, __m512i max0,
+                                                      __m512i rebias0, __m512i x1, __m512i a1,
+                                                      __m512i max1, __m512i rebias1) {
+    static_assert(kBF16, "Fp16EncodeHalf::Encode64ScaledAbs: bf16 sources");
+    return SignedCodes64(PlusOfAbs<Nan::kFree>(a0, max0, rebias0),
+                         PlusOfAbs<Nan::kFree>(a1, max1, rebias1), x0, x1);
   }
 
  private:

@@ -149,6 +149,8 @@ class MxBlockQuantizer {
     HWY_ALIGN uint32_t add2[kDirectBlocks];
     HWY_ALIGN uint32_t low2[kDirectBlocks];
     uint8_t inf_block[kDirectBlocks];  // kDirect: block b holds an Inf (set with it)
+    // kFp16Direct on CPUs with AVX512-FP16: the |x| bits of the chunk (pass 1).
+    [[maybe_unused]] HWY_ALIGN uint16_t mags[kFp16Direct ? kMaxBlocks * kBlock : 1];
 
     // (1) amax as the integer max of |x| bits (NaN bits exceed Inf's);
     // lanes of missing blocks past nb are 0, which also defines the tail of
@@ -161,9 +163,24 @@ class MxBlockQuantizer {
       HWY_ALIGN uint16_t amax16[kMaxBlocks];  // kMaxBlocks: a multiple of Lanes(d16)
       const auto* s16 = reinterpret_cast<const uint16_t*>(src);
       const auto abs16 = hn::Set(d16, uint16_t{0x7FFF});
-      BlockMaxima(d16, nb, amax16, [&](size_t b, size_t i) {
+      const auto load_abs = [&](size_t b, size_t i) {
         return hn::And(hn::LoadU(d16, s16 + b * kBlock + i), abs16);
-      });
+      };
+      if constexpr (kFp16Direct) {
+        if (internal::CpuHasAvx512Fp16()) {
+          // Pass 3 (EncodeChunkFp16) reads the magnitudes back instead of
+          // masking the elements again (stores cost no ALU operation).
+          BlockMaxima(d16, nb, amax16, [&](size_t b, size_t i) {
+            const auto a = load_abs(b, i);
+            hn::StoreU(a, d16, mags + b * kBlock + i);
+            return a;
+          });
+        } else {
+          BlockMaxima(d16, nb, amax16, load_abs);
+        }
+      } else {
+        BlockMaxima(d16, nb, amax16, load_abs);
+      }
       for (size_t b = 0; b < nb; b += N) {
         hn::StoreU(hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(dh, amax16 + b))), du, amax + b);
       }
@@ -229,7 +246,7 @@ class MxBlockQuantizer {
         HWY_ALIGN uint32_t max2[kMaxBlocks];
         HWY_ALIGN uint32_t rebias2[kMaxBlocks];
         if (Fp16Constants(amax, scale_codes, nb, max2, rebias2)) {
-          return EncodeChunkFp16(src, max2, rebias2, nb, out);
+          return EncodeChunkFp16(src, mags, max2, rebias2, nb, out);
         }
       }
     }
@@ -410,8 +427,9 @@ class MxBlockQuantizer {
   }
 
   // Pass 3 of kFp16Direct chunks: one block (32 bf16) per vector, two
-  // blocks per step, codes one per byte.
+  // blocks per step, codes one per byte; mags: the |x| bits (pass 1).
   static MXPACK_FP16_TARGET HWY_NOINLINE void EncodeChunkFp16(const uint8_t* HWY_RESTRICT src,
+                                                              const uint16_t* HWY_RESTRICT mags,
                                                               const uint32_t* HWY_RESTRICT max2,
                                                               const uint32_t* HWY_RESTRICT rebias2,
                                                               size_t nb, uint8_t* HWY_RESTRICT out) {
@@ -423,15 +441,19 @@ class MxBlockQuantizer {
     for (; b + 2 <= nb; b += 2) {
       const uint8_t* p = src + b * 64;
       PrefetchNextChunk(p, nb * 64, 128);
-      _mm512_storeu_si512(out + b * 32,
-                          Fp16Enc::Encode64Scaled(_mm512_loadu_si512(p), at(max2, b), at(rebias2, b),
-                                                  _mm512_loadu_si512(p + 64), at(max2, b + 1),
-                                                  at(rebias2, b + 1)));
+      const uint16_t* m = mags + b * 32;
+      _mm512_storeu_si512(
+          out + b * 32,
+          Fp16Enc::Encode64ScaledAbs(_mm512_loadu_si512(p), _mm512_load_si512(m), at(max2, b),
+                                     at(rebias2, b), _mm512_loadu_si512(p + 64),
+                                     _mm512_load_si512(m + 32), at(max2, b + 1),
+                                     at(rebias2, b + 1)));
     }
     if (b < nb) {
       const __m512i zero = _mm512_setzero_si512();
-      const __m512i c = Fp16Enc::Encode64Scaled(_mm512_loadu_si512(src + b * 64), at(max2, b),
-                                                at(rebias2, b), zero, zero, zero);
+      const __m512i c = Fp16Enc::Encode64ScaledAbs(
+          _mm512_loadu_si512(src + b * 64), _mm512_load_si512(mags + b * 32), at(max2, b),
+          at(rebias2, b), zero, zero, zero, zero);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + b * 32), _mm512_castsi512_si256(c));
     }
   }

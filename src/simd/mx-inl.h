@@ -237,20 +237,28 @@ class MxBlockQuantizer {
         scale_codes[b] = code;
       }
     } else {
-      ScaleCodes(a.scale, amax, nb, scale_codes);
-    }
-
 #ifdef MXPACK_HAVE_FP16_HALF_ENCODE
-    if constexpr (kFp16Direct) {
-      if (chunk_amax < 0x7F800000u && internal::CpuHasAvx512Fp16()) {
-        HWY_ALIGN uint32_t max2[kMaxBlocks];
-        HWY_ALIGN uint32_t rebias2[kMaxBlocks];
-        if (Fp16Constants(amax, scale_codes, nb, max2, rebias2)) {
-          return EncodeChunkFp16(src, mags, max2, rebias2, nb, out);
+      if constexpr (kFp16Direct) {
+        if (chunk_amax < 0x7F800000u && internal::CpuHasAvx512Fp16()) {
+          // The scale codes and Encode64Scaled's constants in one pass.
+          HWY_ALIGN uint32_t max2[kMaxBlocks];
+          HWY_ALIGN uint32_t rebias2[kMaxBlocks];
+          auto bad = hn::Zero(du);
+          ScaleCodes(a.scale, amax, nb, scale_codes, [&](size_t b, VU bits, VU code) {
+            Fp16Constants(b, bits, code, max2, rebias2, bad);
+          });
+          if (hn::AllTrue(du, hn::Eq(bad, hn::Zero(du)))) {
+            return EncodeChunkFp16(src, mags, max2, rebias2, nb, out);
+          }
+        } else {
+          ScaleCodes(a.scale, amax, nb, scale_codes);
         }
+      } else  // NOLINT(readability/braces)
+#endif
+      {
+        ScaleCodes(a.scale, amax, nb, scale_codes);
       }
     }
-#endif
     // (3) Scale, encode, store. On x86 it runs with FTZ (products below
     // 2^-126 flush to +-0, which encode to +-0 anyway; the F16C encoder would
     // otherwise take microcode assists) and with DAZ cleared even if the
@@ -397,33 +405,27 @@ class MxBlockQuantizer {
 #endif
 
 #ifdef MXPACK_HAVE_FP16_HALF_ENCODE
-  // kFp16Direct: per block (a vector of blocks at a time), the clamp bits
-  // max * 2^X and the rebias (112 + X) << 7 of Encode64Scaled (see
-  // kFp16Direct for the range), each in both u16 halves of a u32. Blocks of
-  // amax 0 pass whatever their constants (every element is +-0, which the
-  // saturating rebias takes to 0). False if some block of the chunk is
-  // outside the covered range. Lanes past nb read the zeroed tail of amax[]
-  // (pass 1) and pass.
-  static HWY_INLINE bool Fp16Constants(const uint32_t* HWY_RESTRICT amax,
-                                       const uint8_t* HWY_RESTRICT codes, size_t nb,
-                                       uint32_t* HWY_RESTRICT max2, uint32_t* HWY_RESTRICT rebias2) {
+  // kFp16Direct (ScaleCodes' hook; the blocks b.. of one vector, amax bits
+  // and scale codes as u32 lanes): the clamp bits max * 2^X and the rebias
+  // (112 + X) << 7 of Encode64Scaled (see kFp16Direct for the range), each
+  // in both u16 halves of a u32. Blocks of amax 0 pass whatever their
+  // constants (every element is +-0, which the saturating rebias takes to
+  // 0). Lanes of blocks outside the covered range set `bad`. Lanes past nb
+  // read the zeroed tail of amax[] (pass 1) and pass.
+  static HWY_INLINE void Fp16Constants(size_t b, VU bits, VU code, uint32_t* HWY_RESTRICT max2,
+                                       uint32_t* HWY_RESTRICT rebias2, VU& bad) {
     const DU du;
     const DI di;
-    const size_t N = hn::Lanes(du);
-    auto bad = hn::Zero(du);
-    for (size_t b = 0; b < nb; b += N) {
-      const auto zero = hn::Eq(hn::LoadU(du, amax + b), hn::Zero(du));
-      const auto x128 = hn::ShiftLeft<7>(ScaleExponents(codes + b));
-      const auto max = hn::Add(x128, hn::Set(di, static_cast<int32_t>(Fp16Enc::kMaxBits)));
-      const auto rebias = hn::Add(x128, hn::Set(di, static_cast<int32_t>(Fp16Enc::kRebias)));
-      const auto ok = hn::And(hn::Gt(rebias, hn::Set(di, -1)), hn::Lt(max, hn::Set(di, 0x8000)));
-      bad = hn::Or(bad, hn::IfThenZeroElse(hn::Or(hn::RebindMask(du, ok), zero), hn::Set(du, 1u)));
-      const auto m = hn::BitCast(du, max);
-      const auto r = hn::BitCast(du, rebias);
-      hn::StoreU(hn::Or(m, hn::ShiftLeft<16>(m)), du, max2 + b);
-      hn::StoreU(hn::Or(r, hn::ShiftLeft<16>(r)), du, rebias2 + b);
-    }
-    return hn::AllTrue(du, hn::Eq(bad, hn::Zero(du)));
+    const auto zero = hn::Eq(bits, hn::Zero(du));
+    const auto x128 = hn::ShiftLeft<7>(hn::Sub(hn::BitCast(di, code), hn::Set(di, 127)));
+    const auto max = hn::Add(x128, hn::Set(di, static_cast<int32_t>(Fp16Enc::kMaxBits)));
+    const auto rebias = hn::Add(x128, hn::Set(di, static_cast<int32_t>(Fp16Enc::kRebias)));
+    const auto ok = hn::And(hn::Gt(rebias, hn::Set(di, -1)), hn::Lt(max, hn::Set(di, 0x8000)));
+    bad = hn::Or(bad, hn::IfThenZeroElse(hn::Or(hn::RebindMask(du, ok), zero), hn::Set(du, 1u)));
+    const auto m = hn::BitCast(du, max);
+    const auto r = hn::BitCast(du, rebias);
+    hn::StoreU(hn::Or(m, hn::ShiftLeft<16>(m)), du, max2 + b);
+    hn::StoreU(hn::Or(r, hn::ShiftLeft<16>(r)), du, rebias2 + b);
   }
 
   // Pass 3 of kFp16Direct chunks: one block (32 bf16) per vector, two
@@ -781,9 +783,17 @@ class MxBlockQuantizer {
   // MX scale codes of `nb` blocks from their amax bits, a vector of blocks
   // at a time: the integer formula of internal::MxScaleCodeFromBits
   // (tests/mx_test.cc checks both against the reference on every target).
+  // hook(b, bits, code) then sees each vector's first block, amax bits and
+  // codes (u32 lanes), for per-block constants computed in the same pass.
   static HWY_INLINE void ScaleCodes(const internal::MxScaleParams& p,
                                     const uint32_t* HWY_RESTRICT amax, size_t nb,
                                     uint8_t* HWY_RESTRICT scale_codes) {
+    ScaleCodes(p, amax, nb, scale_codes, [](size_t, VU, VU) {});
+  }
+  template <class Hook>
+  static HWY_INLINE void ScaleCodes(const internal::MxScaleParams& p,
+                                    const uint32_t* HWY_RESTRICT amax, size_t nb,
+                                    uint8_t* HWY_RESTRICT scale_codes, const Hook& hook) {
     const DU du;
     const DI di;
     const size_t N = hn::Lanes(du);
@@ -818,6 +828,7 @@ class MxBlockQuantizer {
       const auto nan = hn::RebindMask(du, hn::Gt(bits_i, hn::Set(di, 0x7F800000)));
       code = hn::IfThenElse(nan, hn::Set(du, 0xFFu), code);
       StoreLanes<1>(du, code, scale_codes + b);
+      hook(b, bits, code);
     }
   }
 

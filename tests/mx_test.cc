@@ -962,6 +962,67 @@ TEST(MxSimd, F32EveryScaleCodeEveryTarget) {
   }
 }
 
+TEST(MxSimd, F32TopBinadeTiesEveryModeEveryTarget) {
+  // Elements in their block's top binade: with the scale folded and no Inf
+  // or NaN in the chunk, the AVX3_DL range encoder rounds unclamped and
+  // clamps the codes afterwards (RangeEncodeF32's kClamp = false), so the
+  // values between max and 2^(emax + 1) (floor mode) and every tie of the
+  // code grid there must come out as the reference's saturate-then-round.
+  // Per amax exponent field E (fold range and beyond; the fold applies per
+  // 128-block chunk, so each E fills one chunk): blocks whose amax has an
+  // all-ones mantissa and whose other elements are every grid point and tie
+  // of binade E for the element's mantissa width (t * 2^(23 - man - 1)
+  // mantissas), each exactly and one f32 ulp either side, signs varying.
+  constexpr size_t kCols = 64;
+  std::vector<uint32_t> bits;
+  for (uint32_t e = 1; e < 255; e += 9) {
+    std::vector<uint32_t> vals;
+    for (uint32_t t = 0; t < 16; ++t) {
+      for (int d : {-1, 0, 1}) {
+        const int64_t m = std::clamp<int64_t>((int64_t{t} << 19) + d, 0, 0x7FFFFF);
+        vals.push_back(e << 23 | static_cast<uint32_t>(m));
+      }
+    }
+    for (uint32_t t = 0; t < 8; ++t) vals.push_back(e << 23 | (t << 20 | 0x7FFFF));
+    size_t v = 0;
+    for (size_t blk = 0; blk < 128; ++blk) {
+      bits.push_back(e << 23 | 0x7FFFFFu | static_cast<uint32_t>(blk % 2) << 31);
+      for (size_t j = 1; j < 32; ++j, ++v) {
+        bits.push_back(vals[v % vals.size()] | static_cast<uint32_t>((v + v / 7 + blk) % 2) << 31);
+      }
+    }
+  }
+  while (bits.size() % kCols != 0) bits.push_back(0);
+  std::vector<uint8_t> in(bits.size() * 4);
+  std::memcpy(in.data(), bits.data(), in.size());
+  const size_t rows = bits.size() / kCols;
+  for (MxFormat f : kFormats) {
+    if (f == MxFormat::kNvfp4) continue;
+    const ElementLayout padded = PaddedLayoutOf(f);
+    for (int li = 0; li < 2; ++li) {
+      const ElementLayout layout = li == 0 ? ElementLayout::kCodes : padded;
+      if (li == 1 && padded == ElementLayout::kCodes) continue;  // fp8: codes only
+      for (ScaleMode mode : kModes) {
+        MxOptions o;
+        o.scale_mode = mode;
+        o.layout = layout;
+        absl::StatusOr<MxTensor> ref =
+            QuantizeMx(f, Format::kF32, in, rows, kCols, o, Impl{Impl::kScalar});
+        ASSERT_TRUE(ref.ok()) << ref.status();
+        for (int64_t target : AvailableTargets()) {
+          absl::StatusOr<MxTensor> got = QuantizeMx(f, Format::kF32, in, rows, kCols, o,
+                                                    Impl{target});
+          ASSERT_TRUE(got.ok());
+          ASSERT_EQ(got->scales, ref->scales) << MxFormatName(f) << " " << ScaleModeName(mode);
+          ASSERT_EQ(got->elements, ref->elements)
+              << MxFormatName(f) << " " << ScaleModeName(mode) << " layout "
+              << static_cast<int>(layout) << " " << ImplName(Impl{target});
+        }
+      }
+    }
+  }
+}
+
 #if defined(__x86_64__) || defined(__i386__)
 TEST(MxSimd, CallerFtzDazDoesNotChangeMxResults) {
   // A caller running with MXCSR.FTZ and .DAZ set (-ffast-math libraries,

@@ -635,14 +635,16 @@ struct RangeEncodeF32 {
   // The pmaddwd form of one vector (see above); EncodeB4x16 passes other
   // weights and NaN forms for its even lanes. kNanFree: the caller
   // guarantees that no y is NaN, or overrides the codes of NaN lanes (MX
-  // NaN blocks), so the NaN compare and merge are skipped.
-  template <bool kNanFree = false>
+  // NaN blocks), so the NaN compare and merge are skipped. !kClamp (MX
+  // blocks, see kCodeClamp): y is not clamped to max; the caller clamps the
+  // magnitude bytes instead.
+  template <bool kNanFree = false, bool kClamp = true>
   static HWY_INLINE __m512i Form(__m512i y, const Consts& k,
                                  __m512i weights = _mm512_set1_epi32(kWeights),
                                  __m512i nan_p = _mm512_set1_epi32(kNanP)) {
     constexpr int kRn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
     const __m512 yf = _mm512_castsi512_ps(y);
-    const __m512 a = _mm512_range_ps(yf, _mm512_castsi512_ps(k.max), 0x02);
+    const __m512 a = kClamp ? _mm512_range_ps(yf, _mm512_castsi512_ps(k.max), 0x02) : yf;
     const __m512i e =
         _mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(static_cast<int>(0xFF800000u)));
     const __m512 c = _mm512_range_ps(_mm512_castsi512_ps(_mm512_add_epi32(e, k.offset)),
@@ -666,16 +668,29 @@ struct RangeEncodeF32 {
     sgn = _mm512_shuffle_i64x2(r01, r23, 0xEE);  // high halves
   }
 
+  // The magnitude clamp moved after the rounding (kClamp = false): valid
+  // for finite y whose every |y| (in the units of its block's scale, i.e.
+  // |y| * 2^-x) lies below 2^(emax + 1), as MX elements do (amax * 2^-X <
+  // 2^(emax + 1) in every scale mode, floor being the largest). Rounding
+  // then yields at most the code 2^(bits - 1) (the next binade's first
+  // value), which byte 1 of the pmaddwd form holds without a carry into the
+  // sign byte (e2m1's even lanes: code << 4 <= 0x80), so one unsigned byte
+  // min of the gathered magnitudes per 64 elements replaces a vrangeps per
+  // 16: rn then saturate equals saturate then rn (every value past max
+  // rounds to at least max).
   // k0..k3: the constants of y0..y3 (Scaled: y0..y3 in blocks of other
   // scales).
-  template <bool kNanFree = false>
+  template <bool kNanFree = false, bool kClamp = true>
   static HWY_INLINE __m512i Encode64(__m512i y0, __m512i y1, __m512i y2, __m512i y3,
                                      const Consts& k0 = Unscaled(), const Consts& k1 = Unscaled(),
                                      const Consts& k2 = Unscaled(), const Consts& k3 = Unscaled()) {
     static_assert(kSupported, "RangeEncodeF32: unsupported destination");
     __m512i mag, sgn;
-    GatherMagSign(Form<kNanFree>(y0, k0), Form<kNanFree>(y1, k1), Form<kNanFree>(y2, k2),
-                  Form<kNanFree>(y3, k3), mag, sgn);
+    GatherMagSign(Form<kNanFree, kClamp>(y0, k0), Form<kNanFree, kClamp>(y1, k1),
+                  Form<kNanFree, kClamp>(y2, k2), Form<kNanFree, kClamp>(y3, k3), mag, sgn);
+    if constexpr (!kClamp) {
+      mag = _mm512_min_epu8(mag, _mm512_set1_epi8(static_cast<char>(kT.max_code)));
+    }
     const __m512i bit = _mm512_set1_epi8(static_cast<char>(1u << (kT.bits - 1)));
     if constexpr (!kSignBit7) {
       // e2m1: !s at bit 1 -> bit 3; select C ? ~B : A.
@@ -696,7 +711,7 @@ struct RangeEncodeF32 {
   // bytes 0..3 of each u64 and one pshufb packs into the groups: 8
   // operations per 64 elements after the pmaddwd forms, against 10 for
   // Encode64 plus PaddedCodec::Compact4.
-  template <bool kNanFree = false>
+  template <bool kNanFree = false, bool kClamp = true>
   static HWY_INLINE __m512i EncodeB4x16(__m512i y0, __m512i y1, __m512i y2, __m512i y3,
                                         const Consts& k0 = Unscaled(),
                                         const Consts& k1 = Unscaled(),
@@ -708,8 +723,14 @@ struct RangeEncodeF32 {
     const __m512i nan_p = _mm512_mask_set1_epi32(_mm512_set1_epi32(kNanP), 0x5555,
                                                  static_cast<int>(kNanP << 4));
     __m512i mag, sgn;
-    GatherMagSign(Form<kNanFree>(y0, k0, w, nan_p), Form<kNanFree>(y1, k1, w, nan_p),
-                  Form<kNanFree>(y2, k2, w, nan_p), Form<kNanFree>(y3, k3, w, nan_p), mag, sgn);
+    GatherMagSign(Form<kNanFree, kClamp>(y0, k0, w, nan_p), Form<kNanFree, kClamp>(y1, k1, w, nan_p),
+                  Form<kNanFree, kClamp>(y2, k2, w, nan_p), Form<kNanFree, kClamp>(y3, k3, w, nan_p),
+                  mag, sgn);
+    if constexpr (!kClamp) {
+      // Even bytes hold code << 4 (low nibble 0), odd bytes the code.
+      mag = _mm512_min_epu8(mag, _mm512_set1_epi16(static_cast<short>(kT.max_code << 8 |
+                                                                      kT.max_code << 4)));
+    }
     // !s: even bytes bit 5 -> 7, odd bytes bit 1 -> 3; select C ? ~B : A.
     const __m512i merged = _mm512_ternarylogic_epi32(
         mag, _mm512_slli_epi16(sgn, 2), _mm512_set1_epi16(0x0880), 0x72);

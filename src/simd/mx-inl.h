@@ -291,8 +291,12 @@ class MxBlockQuantizer {
     }
 #ifdef MXPACK_HAVE_RANGE_ENCODE
     if (folded) {
+      // Without Inf and NaN elements every |x| * 2^-X lies below 2^(emax +
+      // 1) (the scale code's definition), so the encoder may clamp the
+      // codes instead of the elements (RangeEncodeF32::Encode64's kClamp).
       return EncodeChunk(src, mult, add2, low2, nb * kBlock, nvalid,
-                         any_nan ? scale_codes : nullptr, padded, out, fold);
+                         any_nan ? scale_codes : nullptr, padded, out, fold,
+                         /*clamp=*/chunk_amax >= 0x7F800000u);
     }
 #endif
 #if HWY_ARCH_X86
@@ -510,19 +514,23 @@ class MxBlockQuantizer {
 
   // Pass 3 over the chunk's n elements (see Run): nan_scales is the scale
   // codes when some block is a NaN block, else null; fold: RangeFold's
-  // constants (the elements are then not multiplied), or null. Not inlined:
-  // EncodeChunkFtz changes MXCSR around it.
+  // constants (the elements are then not multiplied), or null; clamp
+  // (fold only): false when no element is Inf or NaN, so that the encoder
+  // clamps codes rather than elements. Not inlined: EncodeChunkFtz changes
+  // MXCSR around it.
   static HWY_NOINLINE void EncodeChunk(const uint8_t* HWY_RESTRICT src,
                                        const float* HWY_RESTRICT mult,
                                        const uint32_t* HWY_RESTRICT add2,
                                        const uint32_t* HWY_RESTRICT low2, size_t n, size_t nvalid,
                                        const uint8_t* HWY_RESTRICT nan_scales, bool padded,
                                        uint8_t* HWY_RESTRICT out,
-                                       const uint32_t* HWY_RESTRICT fold = nullptr) {
+                                       const uint32_t* HWY_RESTRICT fold = nullptr,
+                                       bool clamp = true) {
 #if HWY_TARGET == HWY_SCALAR
     (void)add2;  // kDirect is x86-only
     (void)low2;
     (void)fold;  // AVX3_DL only
+    (void)clamp;
     // One-lane vectors: codes one at a time, then the NaN blocks, padding and
     // packing as the reference does.
     HWY_ALIGN uint8_t codes[kMaxBlocks * kBlock];
@@ -544,15 +552,22 @@ class MxBlockQuantizer {
 #else
 #ifndef MXPACK_HAVE_RANGE_ENCODE
     (void)fold;  // AVX3_DL only
+    (void)clamp;
 #else
     if constexpr (kRange && !kNvfp4) {
       if (fold != nullptr) {
         if constexpr (kElemT.bits < 8) {
           if (padded) {
-            return EncodeChunkT<true, true>(src, mult, add2, low2, n, nvalid, nan_scales, out, fold);
+            return clamp ? EncodeChunkT<true, true, true>(src, mult, add2, low2, n, nvalid,
+                                                          nan_scales, out, fold)
+                         : EncodeChunkT<true, true, false>(src, mult, add2, low2, n, nvalid,
+                                                           nan_scales, out, fold);
           }
         }
-        return EncodeChunkT<false, true>(src, mult, add2, low2, n, nvalid, nan_scales, out, fold);
+        return clamp ? EncodeChunkT<false, true, true>(src, mult, add2, low2, n, nvalid,
+                                                       nan_scales, out, fold)
+                     : EncodeChunkT<false, true, false>(src, mult, add2, low2, n, nvalid,
+                                                        nan_scales, out, fold);
       }
     }
 #endif
@@ -570,8 +585,9 @@ class MxBlockQuantizer {
   // 16-element blocks, then one store of 4N bytes. The tail (n is a
   // multiple of 16, not of 4N) goes through zero-padded buffers.
   // kFold (kRange MX): the elements are encoded unscaled with fold's
-  // per-block constants (RangeFold) instead of multiplied by mult.
-  template <bool kPadded, bool kFold = false>
+  // per-block constants (RangeFold) instead of multiplied by mult; !kClamp
+  // (kFold only): no element is Inf or NaN (see EncodeChunk).
+  template <bool kPadded, bool kFold = false, bool kClamp = true>
   static HWY_INLINE void EncodeChunkT(const uint8_t* HWY_RESTRICT src,
                                       const float* HWY_RESTRICT mult,
                                       const uint32_t* HWY_RESTRICT add2,
@@ -628,8 +644,9 @@ class MxBlockQuantizer {
         return Range::Unscaled();
       }
     };
+    static_assert(kFold || kClamp, "!kClamp: folded chunks only");
 #else
-    static_assert(!kFold, "kFold: range encoder only");
+    static_assert(!kFold && kClamp, "kFold, !kClamp: range encoder only");
     (void)fold;
 #endif
     const auto codes_at = [&](const uint8_t* p, size_t i, auto tail) {
@@ -650,7 +667,7 @@ class MxBlockQuantizer {
 #ifdef MXPACK_HAVE_RANGE_ENCODE
       if constexpr (kRange) {
         // MX: NaN lanes lie in NaN blocks, which finish() overrides (kNanFree).
-        return hn::Vec<decltype(d8)>{Range::template Encode64<!kNvfp4>(
+        return hn::Vec<decltype(d8)>{Range::template Encode64<!kNvfp4, kClamp>(
             scaled_at(p, i, 0, tail), scaled_at(p, i, 1, tail), scaled_at(p, i, 2, tail),
             scaled_at(p, i, 3, tail), consts_at(i, 0, tail), consts_at(i, 1, tail),
             consts_at(i, 2, tail), consts_at(i, 3, tail))};
@@ -703,7 +720,7 @@ class MxBlockQuantizer {
       for (; nan_scales == nullptr && i + N8 <= n; i += N8) {
         const uint8_t* p = src + i * kSrcBytes;
         PrefetchNextChunk(p, n * kSrcBytes, N8 * kSrcBytes);
-        hn::StoreU(hn::Vec<decltype(d8)>{Range::template EncodeB4x16<!kNvfp4>(
+        hn::StoreU(hn::Vec<decltype(d8)>{Range::template EncodeB4x16<!kNvfp4, kClamp>(
                        scaled_at(p, i, 0, kWhole), scaled_at(p, i, 1, kWhole),
                        scaled_at(p, i, 2, kWhole), scaled_at(p, i, 3, kWhole),
                        consts_at(i, 0, kWhole), consts_at(i, 1, kWhole), consts_at(i, 2, kWhole),

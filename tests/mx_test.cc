@@ -783,10 +783,11 @@ TEST(MxSimd, Bf16EveryMagnitudeBelowAnAnchorEveryTarget) {
 }
 
 TEST(MxSimd, Bf16EveryScaleCodeEveryTarget) {
-  // bf16 into MXFP8 on CPUs with AVX512-FP16 folds the block scale 2^X into
-  // an integer clamp and rebias (Fp16EncodeHalf::Encode64Scaled), for
-  // chunks (128 consecutive blocks) without NaN / Inf whose blocks have amax
-  // 0 or a scale code in [15, 250]; other chunks take the other paths.
+  // bf16 into MXFP8 e4m3 on CPUs with AVX512-FP16 folds the block scale 2^X
+  // into an integer rebias and saturates the code bytes
+  // (Fp16EncodeHalf::Encode64MxAbs), for chunks (128 consecutive blocks)
+  // without NaN / Inf whose blocks have amax 0 or a scale code of at least
+  // 15; other chunks take the other paths.
   // Chunk k holds blocks whose amax has bf16 exponent field E in [2k, 2k +
   // 7] (so every scale code a finite amax gives, in every mode, meets both
   // sides of the code-15 boundary within one chunk), every 16th block all

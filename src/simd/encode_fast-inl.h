@@ -354,8 +354,8 @@ struct Fp16EncodeHalf {
 
   // plus = code + kCodeBias in each u16 lane for |x| (the sign is left to
   // the caller). max_bits / rebias: the source bits of max finite and the
-  // bf16 -> f16 rebias 112 << 7; MX passes those of a scaled block instead
-  // (Encode64Scaled).
+  // bf16 -> f16 rebias 112 << 7; MX passes the rebias of a scaled block
+  // instead (Encode64MxAbs).
   template <Nan kNan>
   static MXPACK_FP16_INLINE __m512i Plus(__m512i x, __mmask32* is_nan = nullptr) {
     return Plus<kNan>(x, _mm512_set1_epi16(static_cast<short>(kMaxBits)),
@@ -378,13 +378,14 @@ struct Fp16EncodeHalf {
     return PlusOfAbs<kNan>(a, max_bits, rebias, not_nan);
   }
   // Plus from a = |x| (x & 0x7FFF); not_nan: kForm's mask of non-NaN lanes.
-  template <Nan kNan>
+  // !kClamp: a is not clamped to max_bits (Encode64MxAbs).
+  template <Nan kNan, bool kClamp = true>
   static MXPACK_FP16_INLINE __m512i PlusOfAbs(__m512i a, __m512i max_bits, __m512i rebias,
                                               __mmask32 not_nan = 0) {
     constexpr int kRn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
     const auto u16 = [](uint16_t v) { return _mm512_set1_epi16(static_cast<short>(v)); };
     if constexpr (kNan != Nan::kForm) (void)not_nan;
-    __m512i h = _mm512_min_epi16(a, max_bits);
+    __m512i h = kClamp ? _mm512_min_epi16(a, max_bits) : a;
     if constexpr (!kBF16) (void)rebias;
     __m512i c;
 #if HWY_TARGET == HWY_AVX3_DL
@@ -444,33 +445,36 @@ struct Fp16EncodeHalf {
   }
 
   // MX blocks (bf16 sources): the 64 codes of x0 * 2^-X0 and x1 * 2^-X1,
-  // NaN-free (NaN blocks are overridden by the caller), given per vector
-  // the bf16 bits of max finite * 2^X (the clamp, a positive i16; Inf
-  // saturates only if it lies below 0x7F80) and the rebias (112 + X) << 7
-  // (>= 0). Scaling by 2^-X is then part of the rebias: |x| * 2^-X clamped
-  // is exact in f16 wherever it is at least 2^-14, and smaller values (bf16
-  // subnormals included) encode to 0 either way, as in EncodeRn.
-  static MXPACK_FP16_INLINE __m512i Encode64Scaled(__m512i x0, __m512i max0, __m512i rebias0,
-                                                   __m512i x1, __m512i max1, __m512i rebias1) {
-    static_assert(kBF16, "Fp16EncodeHalf::Encode64Scaled: bf16 sources");
-    return SignedCodes64(Plus<Nan::kFree>(x0, max0, rebias0), Plus<Nan::kFree>(x1, max1, rebias1),
-                         x0, x1);
-  }
-  // Encode64Scaled given also a0 = x0 & 0x7FFF and a1 = x1 & 0x7FFF (MX
-  // pass 1 stores them while it reduces the block maxima).
-  static MXPACK_FP16_INLINE __m512i Encode64ScaledAbs(__m512i x0, __m512i a0, __m512i max0,
-                                                      __m512i rebias0, __m512i x1, __m512i a1,
-                                                      __m512i max1, __m512i rebias1) {
-    static_assert(kBF16, "Fp16EncodeHalf::Encode64ScaledAbs: bf16 sources");
-    return SignedCodes64(PlusOfAbs<Nan::kFree>(a0, max0, rebias0),
-                         PlusOfAbs<Nan::kFree>(a1, max1, rebias1), x0, x1);
+  // given also a0 = x0 & 0x7FFF and a1 = x1 & 0x7FFF (MX pass 1 stores them
+  // while it reduces the block maxima) and per vector the rebias (112 + X)
+  // << 7 (>= 0; X <= 127). Scaling by 2^-X is then part of the rebias:
+  // |x| * 2^-X is exact in f16 wherever it is at least 2^-14, and smaller
+  // values (bf16 subnormals included) encode to 0 either way, as in
+  // EncodeRn. For finite x with every |x| * 2^-X below 2^(emax + 1) (MX
+  // blocks without Inf; NaN blocks are overridden by the caller), no clamp
+  // is needed before rounding: such a value lies in max's f16 binade (c
+  // from the table as for max) and rounds at most to 2^(emax + 1), plus =
+  // 0x100, which the u8 pack saturates to 0xFF; one byte min to max's plus
+  // (0xFE) per 64 elements then saturates, as clamping first would (every
+  // value past max rounds to at least max).
+  static MXPACK_FP16_INLINE __m512i Encode64MxAbs(__m512i x0, __m512i a0, __m512i rebias0,
+                                                  __m512i x1, __m512i a1, __m512i rebias1) {
+    static_assert(kBF16, "Fp16EncodeHalf::Encode64MxAbs: bf16 sources");
+    const __m512i unused = _mm512_setzero_si512();
+    return SignedCodes64<true>(PlusOfAbs<Nan::kFree, false>(a0, unused, rebias0),
+                               PlusOfAbs<Nan::kFree, false>(a1, unused, rebias1), x0, x1);
   }
 
  private:
+  // kClampBytes: the plus bytes saturate to max's (Encode64MxAbs).
+  template <bool kClampBytes = false>
   static MXPACK_FP16_INLINE __m512i SignedCodes64(__m512i plus0, __m512i plus1, __m512i x0,
                                                   __m512i x1) {
     static_assert(kPackedSign, "Fp16EncodeHalf::Encode64: e4m3 only");
-    const __m512i mag = _mm512_packus_epi16(plus0, plus1);
+    __m512i mag = _mm512_packus_epi16(plus0, plus1);
+    if constexpr (kClampBytes) {
+      mag = _mm512_min_epu8(mag, _mm512_set1_epi8(static_cast<char>(kT.max_code + kCodeBias)));
+    }
     const __m512i sign = _mm512_packs_epi16(x0, x1);
     const __m512i code =
         _mm512_ternarylogic_epi32(mag, sign, _mm512_set1_epi8(static_cast<char>(0x80)), 0xD0);

@@ -103,13 +103,11 @@ class MxBlockQuantizer {
 #endif
   static constexpr int kDirectShift = 7 - kElemT.man_bits;  // dropped bf16 mantissa bits
   // bf16 into MXFP8 e4m3 on CPUs with AVX512-FP16: pass 3 runs
-  // Fp16EncodeHalf::Encode64Scaled instead, the block scale folded into the
-  // clamp and the bf16 -> f16 rebias (Fp16Constants), for chunks without NaN
-  // or Inf blocks whose every block has amax 0 or a scale code in [15, 250]
-  // (X = code - 127: the rebias (112 + X) << 7 is then >= 0 and the clamp
-  // max * 2^X a positive i16 for vpminsw; at X >= 120 it lies at or above
-  // Inf, so the chunk must hold no Inf, and no finite bf16 reaches it);
-  // other chunks keep EncodeDirect.
+  // Fp16EncodeHalf::Encode64MxAbs instead, the block scale folded into the
+  // bf16 -> f16 rebias (Fp16Constants) and the saturation applied to the
+  // code bytes, for chunks without NaN or Inf elements whose every block
+  // has amax 0 or a scale code of at least 15 (X = code - 127 >= -112: the
+  // rebias (112 + X) << 7 is then >= 0); other chunks keep EncodeDirect.
 #ifdef MXPACK_HAVE_FP16_HALF_ENCODE
   static constexpr bool kFp16Direct = kDirect && kElem == Format::kE4M3;
   using Fp16Enc = Fp16EncodeHalf<Format::kE4M3, false, true>;
@@ -240,15 +238,14 @@ class MxBlockQuantizer {
 #ifdef MXPACK_HAVE_FP16_HALF_ENCODE
       if constexpr (kFp16Direct) {
         if (chunk_amax < 0x7F800000u && internal::CpuHasAvx512Fp16()) {
-          // The scale codes and Encode64Scaled's constants in one pass.
-          HWY_ALIGN uint32_t max2[kMaxBlocks];
+          // The scale codes and Encode64MxAbs's rebias in one pass.
           HWY_ALIGN uint32_t rebias2[kMaxBlocks];
           auto bad = hn::Zero(du);
           ScaleCodes(a.scale, amax, nb, scale_codes, [&](size_t b, VU bits, VU code) {
-            Fp16Constants(b, bits, code, max2, rebias2, bad);
+            Fp16Constants(b, bits, code, rebias2, bad);
           });
           if (hn::AllTrue(du, hn::Eq(bad, hn::Zero(du)))) {
-            return EncodeChunkFp16(src, mags, max2, rebias2, nb, out);
+            return EncodeChunkFp16(src, mags, rebias2, nb, out);
           }
         } else {
           ScaleCodes(a.scale, amax, nb, scale_codes);
@@ -410,25 +407,22 @@ class MxBlockQuantizer {
 
 #ifdef MXPACK_HAVE_FP16_HALF_ENCODE
   // kFp16Direct (ScaleCodes' hook; the blocks b.. of one vector, amax bits
-  // and scale codes as u32 lanes): the clamp bits max * 2^X and the rebias
-  // (112 + X) << 7 of Encode64Scaled (see kFp16Direct for the range), each
-  // in both u16 halves of a u32. Blocks of amax 0 pass whatever their
-  // constants (every element is +-0, which the saturating rebias takes to
-  // 0). Lanes of blocks outside the covered range set `bad`. Lanes past nb
-  // read the zeroed tail of amax[] (pass 1) and pass.
-  static HWY_INLINE void Fp16Constants(size_t b, VU bits, VU code, uint32_t* HWY_RESTRICT max2,
-                                       uint32_t* HWY_RESTRICT rebias2, VU& bad) {
+  // and scale codes as u32 lanes): the rebias (112 + X) << 7 of
+  // Encode64MxAbs (see kFp16Direct for the range) in both u16 halves of a
+  // u32. Blocks of amax 0 pass whatever their rebias (every element is +-0,
+  // which the saturating rebias takes to 0). Lanes of blocks outside the
+  // covered range set `bad`. Lanes past nb read the zeroed tail of amax[]
+  // (pass 1) and pass.
+  static HWY_INLINE void Fp16Constants(size_t b, VU bits, VU code, uint32_t* HWY_RESTRICT rebias2,
+                                       VU& bad) {
     const DU du;
     const DI di;
     const auto zero = hn::Eq(bits, hn::Zero(du));
     const auto x128 = hn::ShiftLeft<7>(hn::Sub(hn::BitCast(di, code), hn::Set(di, 127)));
-    const auto max = hn::Add(x128, hn::Set(di, static_cast<int32_t>(Fp16Enc::kMaxBits)));
     const auto rebias = hn::Add(x128, hn::Set(di, static_cast<int32_t>(Fp16Enc::kRebias)));
-    const auto ok = hn::And(hn::Gt(rebias, hn::Set(di, -1)), hn::Lt(max, hn::Set(di, 0x8000)));
+    const auto ok = hn::Gt(rebias, hn::Set(di, -1));
     bad = hn::Or(bad, hn::IfThenZeroElse(hn::Or(hn::RebindMask(du, ok), zero), hn::Set(du, 1u)));
-    const auto m = hn::BitCast(du, max);
     const auto r = hn::BitCast(du, rebias);
-    hn::StoreU(hn::Or(m, hn::ShiftLeft<16>(m)), du, max2 + b);
     hn::StoreU(hn::Or(r, hn::ShiftLeft<16>(r)), du, rebias2 + b);
   }
 
@@ -436,7 +430,6 @@ class MxBlockQuantizer {
   // blocks per step, codes one per byte; mags: the |x| bits (pass 1).
   static MXPACK_FP16_TARGET HWY_NOINLINE void EncodeChunkFp16(const uint8_t* HWY_RESTRICT src,
                                                               const uint16_t* HWY_RESTRICT mags,
-                                                              const uint32_t* HWY_RESTRICT max2,
                                                               const uint32_t* HWY_RESTRICT rebias2,
                                                               size_t nb, uint8_t* HWY_RESTRICT out) {
     static_assert(kBlock == 32 && kSrcBytes == 2, "one block per 512-bit vector");
@@ -450,16 +443,15 @@ class MxBlockQuantizer {
       const uint16_t* m = mags + b * 32;
       _mm512_storeu_si512(
           out + b * 32,
-          Fp16Enc::Encode64ScaledAbs(_mm512_loadu_si512(p), _mm512_load_si512(m), at(max2, b),
-                                     at(rebias2, b), _mm512_loadu_si512(p + 64),
-                                     _mm512_load_si512(m + 32), at(max2, b + 1),
-                                     at(rebias2, b + 1)));
+          Fp16Enc::Encode64MxAbs(_mm512_loadu_si512(p), _mm512_load_si512(m), at(rebias2, b),
+                                 _mm512_loadu_si512(p + 64), _mm512_load_si512(m + 32),
+                                 at(rebias2, b + 1)));
     }
     if (b < nb) {
       const __m512i zero = _mm512_setzero_si512();
-      const __m512i c = Fp16Enc::Encode64ScaledAbs(
-          _mm512_loadu_si512(src + b * 64), _mm512_load_si512(mags + b * 32), at(max2, b),
-          at(rebias2, b), zero, zero, zero, zero);
+      const __m512i c = Fp16Enc::Encode64MxAbs(_mm512_loadu_si512(src + b * 64),
+                                               _mm512_load_si512(mags + b * 32), at(rebias2, b),
+                                               zero, zero, zero);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + b * 32), _mm512_castsi512_si256(c));
     }
   }

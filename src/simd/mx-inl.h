@@ -164,19 +164,18 @@ class MxBlockQuantizer {
       const auto load_abs = [&](size_t b, size_t i) {
         return hn::And(hn::LoadU(d16, s16 + b * kBlock + i), abs16);
       };
-      if constexpr (kFp16Direct) {
-        if (internal::CpuHasAvx512Fp16()) {
-          // Pass 3 (EncodeChunkFp16) reads the magnitudes back instead of
-          // masking the elements again (stores cost no ALU operation).
-          BlockMaxima(d16, nb, amax16, [&](size_t b, size_t i) {
-            const auto a = load_abs(b, i);
-            hn::StoreU(a, d16, mags + b * kBlock + i);
-            return a;
-          });
-        } else {
-          BlockMaxima(d16, nb, amax16, load_abs);
-        }
-      } else {
+#ifdef MXPACK_HAVE_FP16_HALF_ENCODE
+      if (kFp16Direct && internal::CpuHasAvx512Fp16()) {
+        // Pass 3 (EncodeChunkFp16) reads the magnitudes back instead of
+        // masking the elements again (stores cost no ALU operation).
+        BlockMaxima(d16, nb, amax16, [&](size_t b, size_t i) {
+          const auto a = load_abs(b, i);
+          hn::StoreU(a, d16, mags + b * kBlock + i);
+          return a;
+        });
+      } else  // NOLINT(readability/braces)
+#endif
+      {
         BlockMaxima(d16, nb, amax16, load_abs);
       }
       for (size_t b = 0; b < nb; b += N) {

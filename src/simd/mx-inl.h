@@ -191,6 +191,12 @@ class MxBlockQuantizer {
     VU amax_max = hn::Zero(du);  // max over all blocks: Inf / NaN present?
     for (size_t b = 0; b < nb; b += N) amax_max = hn::Max(amax_max, hn::LoadU(du, amax + b));
     const uint32_t chunk_amax = hn::GetLane(hn::MaxOfLanes(du, amax_max));
+#ifdef MXPACK_HAVE_RANGE_ENCODE
+    // kRange MX: RangeFold's constants; fold_state -1 until computed, then
+    // whether the chunk folds.
+    HWY_ALIGN uint32_t fold[kRange && !kNvfp4 ? 3 * kMaxBlocks : 1];
+    int fold_state = -1;
+#endif
 
     // (2) Scale codes and the value each element is multiplied (MX) or
     // divided (NVFP4) by. Blocks holding an Inf (and no NaN) first get their
@@ -251,6 +257,16 @@ class MxBlockQuantizer {
         }
       } else  // NOLINT(readability/braces)
 #endif
+#ifdef MXPACK_HAVE_RANGE_ENCODE
+      if constexpr (kRange && !kNvfp4) {
+        // The scale codes and RangeFold's constants in one pass.
+        auto bad = hn::Zero(di);
+        ScaleCodes(a.scale, amax, nb, scale_codes, [&](size_t b, VU bits, VU code) {
+          RangeFoldAt(b, bits, code, fold, bad);
+        });
+        fold_state = hn::AllTrue(di, hn::Eq(bad, hn::Zero(di))) ? 1 : 0;
+      } else  // NOLINT(readability/braces)
+#endif
       {
         ScaleCodes(a.scale, amax, nb, scale_codes);
       }
@@ -263,14 +279,17 @@ class MxBlockQuantizer {
     // caller's environment (NVFP4 scale products may be subnormal). NaN
     // blocks (a NaN amax, or an NVFP4 scale that encodes to NaN) get
     // encode(NaN) in every data element (x / NaN, satfinite).
-    const bool any_nan = std::memchr(scale_codes, kNanScale, nb) != nullptr;
+    // (MX: a NaN scale code comes from a NaN amax only.)
+    const bool any_nan = kNvfp4 ? std::memchr(scale_codes, kNanScale, nb) != nullptr
+                                : chunk_amax > 0x7F800000u;
     // MX on AVX3_DL: the block scales folded into the range encoder's
     // constants (no multiply, no MXCSR change: the encoder does not depend
     // on it), for chunks whose every block is in its range (RangeFold).
     bool folded = false;
 #ifdef MXPACK_HAVE_RANGE_ENCODE
-    HWY_ALIGN uint32_t fold[kRange && !kNvfp4 ? 3 * kMaxBlocks : 1];
-    if constexpr (kRange && !kNvfp4) folded = RangeFold(amax, scale_codes, nb, fold);
+    if constexpr (kRange && !kNvfp4) {
+      folded = fold_state < 0 ? RangeFold(amax, scale_codes, nb, fold) : fold_state == 1;
+    }
 #endif
     if constexpr (!kNvfp4) {
       // The multipliers (unless folded) and kDirect's constants.
@@ -394,15 +413,11 @@ class MxBlockQuantizer {
     }
   }
 
-#if HWY_TARGET != HWY_SCALAR
-  // The exponents x = code - 127 of Lanes(DI) consecutive MX scale codes.
-  static HWY_INLINE hn::Vec<DI> ScaleExponents(const uint8_t* HWY_RESTRICT codes) {
-    const DU du;
+  // The exponents x = code - 127 of MX scale codes (u32 lanes).
+  static HWY_INLINE hn::Vec<DI> ScaleExponents(VU code) {
     const DI di;
-    const hn::Rebind<uint8_t, DU> d8;
-    return hn::Sub(hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(d8, codes))), hn::Set(di, 127));
+    return hn::Sub(hn::BitCast(di, code), hn::Set(di, 127));
   }
-#endif
 
 #ifdef MXPACK_HAVE_FP16_HALF_ENCODE
   // kFp16Direct (ScaleCodes' hook; the blocks b.. of one vector, amax bits
@@ -417,7 +432,7 @@ class MxBlockQuantizer {
     const DU du;
     const DI di;
     const auto zero = hn::Eq(bits, hn::Zero(du));
-    const auto x128 = hn::ShiftLeft<7>(hn::Sub(hn::BitCast(di, code), hn::Set(di, 127)));
+    const auto x128 = hn::ShiftLeft<7>(ScaleExponents(code));
     const auto rebias = hn::Add(x128, hn::Set(di, static_cast<int32_t>(Fp16Enc::kRebias)));
     const auto ok = hn::Gt(rebias, hn::Set(di, -1));
     bad = hn::Or(bad, hn::IfThenZeroElse(hn::Or(hn::RebindMask(du, ok), zero), hn::Set(du, 1u)));
@@ -468,23 +483,33 @@ class MxBlockQuantizer {
   static HWY_INLINE bool RangeFold(const uint32_t* HWY_RESTRICT amax,
                                    const uint8_t* HWY_RESTRICT codes, size_t nb,
                                    uint32_t* HWY_RESTRICT fold) {
-    using Enc = RangeEncodeF32<kElem>;
     const DU du;
     const DI di;
+    const hn::Rebind<uint8_t, DU> d8;
     const size_t N = hn::Lanes(du);
     auto bad = hn::Zero(di);
     for (size_t b = 0; b < nb; b += N) {
-      const auto bits = hn::BitCast(di, hn::LoadU(du, amax + b));
-      const auto unscaled = hn::Or(hn::Eq(bits, hn::Zero(di)), hn::Gt(bits, hn::Set(di, 0x7F800000)));
-      const auto x = hn::IfThenZeroElse(unscaled, ScaleExponents(codes + b));
-      bad = hn::Or(bad, hn::VecFromMask(di, hn::Or(hn::Lt(x, hn::Set(di, Enc::kFoldMinX)),
-                                                   hn::Gt(x, hn::Set(di, Enc::kFoldMaxX)))));
-      const auto k = Enc::ScaledConsts(x.raw);
-      hn::StoreU(VU{k.max}, du, fold + b);
-      hn::StoreU(VU{k.offset}, du, fold + kMaxBlocks + b);
-      hn::StoreU(VU{k.sub}, du, fold + 2 * kMaxBlocks + b);
+      RangeFoldAt(b, hn::LoadU(du, amax + b), hn::PromoteTo(du, hn::LoadU(d8, codes + b)), fold,
+                  bad);
     }
     return hn::AllTrue(di, hn::Eq(bad, hn::Zero(di)));
+  }
+  // RangeFold for the blocks b.. of one vector (amax bits and scale codes
+  // as u32 lanes; also ScaleCodes' hook): lanes outside the range set bad.
+  static HWY_INLINE void RangeFoldAt(size_t b, VU amax_bits, VU code,
+                                     uint32_t* HWY_RESTRICT fold, hn::Vec<DI>& bad) {
+    using Enc = RangeEncodeF32<kElem>;
+    const DU du;
+    const DI di;
+    const auto bits = hn::BitCast(di, amax_bits);
+    const auto unscaled = hn::Or(hn::Eq(bits, hn::Zero(di)), hn::Gt(bits, hn::Set(di, 0x7F800000)));
+    const auto x = hn::IfThenZeroElse(unscaled, ScaleExponents(code));
+    bad = hn::Or(bad, hn::VecFromMask(di, hn::Or(hn::Lt(x, hn::Set(di, Enc::kFoldMinX)),
+                                                 hn::Gt(x, hn::Set(di, Enc::kFoldMaxX)))));
+    const auto k = Enc::ScaledConsts(x.raw);
+    hn::StoreU(VU{k.max}, du, fold + b);
+    hn::StoreU(VU{k.offset}, du, fold + kMaxBlocks + b);
+    hn::StoreU(VU{k.sub}, du, fold + 2 * kMaxBlocks + b);
   }
 #endif
 

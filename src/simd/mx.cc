@@ -91,8 +91,11 @@ void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
   // work (scale codes, scatter, MXCSR) of 2048-element MX chunks.
   constexpr size_t kChunkBlocks = 128;
   const size_t chunk_elems = kChunkBlocks * block;
-  std::vector<float> xbuf(chunk_elems);
-  std::vector<uint8_t> codes(chunk_elems), scale_codes(kChunkBlocks);
+  // Staging buffers, sized on first use (f16 sources, row padding, dense
+  // layouts): the common call needs neither allocation nor clearing.
+  std::vector<float> xbuf;
+  std::vector<uint8_t> codes;
+  std::array<uint8_t, kChunkBlocks> scale_codes;
   // ScaleOffset(r, k) = RowBase(r) + BlockPart(k), cheap to walk. (The
   // lambdas capture by value: the scatter's byte stores would otherwise make
   // the compiler reload every captured reference after each store.)
@@ -122,6 +125,7 @@ void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
     if (job.from == Format::kF16 || nvalid < n) {
       // Stage as f32: exact decode of f16 (shared convert kernel) or a copy,
       // then zero padding.
+      xbuf.resize(chunk_elems);
       if (job.from == Format::kF32) {
         std::memcpy(xbuf.data(), src, nvalid * 4);
       } else {
@@ -138,6 +142,7 @@ void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
     }
     // The kernel writes padded layouts itself (one byte per element, as
     // codes); dense4/dense6 go through codes[] and Pack.
+    if (packed && !fused_pack) codes.resize(chunk_elems);
     uint8_t* out = packed && !fused_pack ? codes.data() : dst;
     kernel(args, s.format, bf16, src, nb, nvalid, fused_pack, out, scale_codes.data());
     // Scatter the scale codes, a row's run of blocks at a time; tcgen05

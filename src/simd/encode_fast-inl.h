@@ -640,7 +640,7 @@ struct RangeEncodeF32 {
   // weights and NaN forms for its even lanes. kNanFree: the caller
   // guarantees that no y is NaN, or overrides the codes of NaN lanes (MX
   // NaN blocks), so the NaN compare and merge are skipped. !kClamp (MX
-  // blocks, see kCodeClamp): y is not clamped to max; the caller clamps the
+  // blocks, see Encode64): y is not clamped to max; the caller clamps the
   // magnitude bytes instead.
   template <bool kNanFree = false, bool kClamp = true>
   static HWY_INLINE __m512i Form(__m512i y, const Consts& k,

@@ -240,6 +240,7 @@ class MxBlockQuantizer {
         scale_codes[b] = code;
       }
     } else {
+      bool have_codes = false;
 #ifdef MXPACK_HAVE_FP16_HALF_ENCODE
       if constexpr (kFp16Direct) {
         if (chunk_amax < 0x7F800000u && internal::CpuHasAvx512Fp16()) {
@@ -252,24 +253,24 @@ class MxBlockQuantizer {
           if (hn::AllTrue(du, hn::Eq(bad, hn::Zero(du)))) {
             return EncodeChunkFp16(src, mags, rebias2, nb, out);
           }
-        } else {
-          ScaleCodes(a.scale, amax, nb, scale_codes);
+          have_codes = true;  // (RangeFold then reads them back below)
         }
-      } else  // NOLINT(readability/braces)
+      }
 #endif
 #ifdef MXPACK_HAVE_RANGE_ENCODE
       if constexpr (kRange && !kNvfp4) {
-        // The scale codes and RangeFold's constants in one pass.
-        auto bad = hn::Zero(di);
-        ScaleCodes(a.scale, amax, nb, scale_codes, [&](size_t b, VU bits, VU code) {
-          RangeFoldAt(b, bits, code, fold, bad);
-        });
-        fold_state = hn::AllTrue(di, hn::Eq(bad, hn::Zero(di))) ? 1 : 0;
-      } else  // NOLINT(readability/braces)
-#endif
-      {
-        ScaleCodes(a.scale, amax, nb, scale_codes);
+        if (!have_codes) {
+          // The scale codes and RangeFold's constants in one pass.
+          auto bad = hn::Zero(di);
+          ScaleCodes(a.scale, amax, nb, scale_codes, [&](size_t b, VU bits, VU code) {
+            RangeFoldAt(b, bits, code, fold, bad);
+          });
+          fold_state = hn::AllTrue(di, hn::Eq(bad, hn::Zero(di))) ? 1 : 0;
+          have_codes = true;
+        }
       }
+#endif
+      if (!have_codes) ScaleCodes(a.scale, amax, nb, scale_codes);
     }
     // (3) Scale, encode, store. On x86 it runs with FTZ (products below
     // 2^-126 flush to +-0, which encode to +-0 anyway; the F16C encoder would

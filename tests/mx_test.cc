@@ -640,6 +640,14 @@ ElementLayout PaddedLayoutOf(MxFormat f) {
                    : (bits == 6 ? ElementLayout::kB6x16P32 : ElementLayout::kCodes);
 }
 
+// The element layouts to test for a format: codes, and the padded GPU
+// layout where one exists.
+std::vector<ElementLayout> LayoutsOf(MxFormat f) {
+  const ElementLayout padded = PaddedLayoutOf(f);
+  if (padded == ElementLayout::kCodes) return {ElementLayout::kCodes};
+  return {ElementLayout::kCodes, padded};
+}
+
 // Every format x mode x source (f32, bf16) x element layout (codes and the
 // padded one) x scale layout: every target equals the scalar reference.
 void ExpectEveryTargetEqualsScalar(const std::vector<float>& x, size_t rows, size_t cols,
@@ -648,7 +656,7 @@ void ExpectEveryTargetEqualsScalar(const std::vector<float>& x, size_t rows, siz
     const std::vector<uint8_t> in = ToSource(x, from);
     for (MxFormat f : kFormats) {
       for (ScaleMode m : kModes) {
-        for (ElementLayout layout : {ElementLayout::kCodes, PaddedLayoutOf(f)}) {
+        for (ElementLayout layout : LayoutsOf(f)) {
           for (ScaleLayout sl : {ScaleLayout::kLinear, ScaleLayout::kTcgen05}) {
             MxOptions o;
             o.scale_mode = m;
@@ -912,50 +920,42 @@ TEST(MxSimd, F32EveryScaleCodeEveryTarget) {
   std::vector<uint8_t> in(bits.size() * 4);
   std::memcpy(in.data(), bits.data(), in.size());
   const size_t rows = bits.size() / kCols;
-  struct FormatLayout {
-    MxFormat f;
-    ElementLayout layout;
-  };
-  for (const FormatLayout c : {FormatLayout{MxFormat::kMxfp4, ElementLayout::kCodes},
-                       FormatLayout{MxFormat::kMxfp4, ElementLayout::kB4x16P64},
-                       FormatLayout{MxFormat::kMxfp6E2m3, ElementLayout::kCodes},
-                       FormatLayout{MxFormat::kMxfp6E2m3, ElementLayout::kB6x16P32},
-                       FormatLayout{MxFormat::kMxfp6E3m2, ElementLayout::kCodes},
-                       FormatLayout{MxFormat::kMxfp6E3m2, ElementLayout::kB6x16P32},
-                       FormatLayout{MxFormat::kMxfp8E4m3, ElementLayout::kCodes},
-                       FormatLayout{MxFormat::kMxfp8E5m2, ElementLayout::kCodes}}) {
-    for (ScaleMode mode : kModes) {
-      MxOptions o;
-      o.scale_mode = mode;
-      o.layout = c.layout;
-      const std::string name = absl::StrFormat("%s %s layout %d", MxFormatName(c.f),
-                                               ScaleModeName(mode), static_cast<int>(c.layout));
-      absl::StatusOr<MxTensor> ref =
-          QuantizeMx(c.f, Format::kF32, in, rows, kCols, o, Impl{Impl::kScalar});
-      ASSERT_TRUE(ref.ok()) << name << ": " << ref.status();
-      const size_t bytes_per_block = ref->elements.size() / (ref->scales.size());
-      for (int64_t target : AvailableTargets()) {
-        // The caller's MXCSR as is, then (x86) with FTZ and DAZ set.
-        for (bool ftz_daz : {false, true}) {
-          absl::StatusOr<MxTensor> got;
+  for (MxFormat f : kFormats) {
+    if (f == MxFormat::kNvfp4) continue;  // MX only
+    for (ElementLayout layout : LayoutsOf(f)) {
+      for (ScaleMode mode : kModes) {
+        MxOptions o;
+        o.scale_mode = mode;
+        o.layout = layout;
+        const std::string name = absl::StrFormat("%s %s layout %d", MxFormatName(f),
+                                                 ScaleModeName(mode), static_cast<int>(layout));
+        absl::StatusOr<MxTensor> ref =
+            QuantizeMx(f, Format::kF32, in, rows, kCols, o, Impl{Impl::kScalar});
+        ASSERT_TRUE(ref.ok()) << name << ": " << ref.status();
+        const size_t bytes_per_block = ref->elements.size() / (ref->scales.size());
+        for (int64_t target : AvailableTargets()) {
+          // The caller's MXCSR as is, then (x86) with FTZ and DAZ set.
+          for (bool ftz_daz : {false, true}) {
+            absl::StatusOr<MxTensor> got;
 #if defined(__x86_64__) || defined(__i386__)
-          if (ftz_daz) {
-            const FtzDazGuard guard;
-            got = QuantizeMx(c.f, Format::kF32, in, rows, kCols, o, Impl{target});
-          } else  // NOLINT(readability/braces)
+            if (ftz_daz) {
+              const FtzDazGuard guard;
+              got = QuantizeMx(f, Format::kF32, in, rows, kCols, o, Impl{target});
+            } else  // NOLINT(readability/braces)
 #endif
-          {
-            if (ftz_daz) continue;
-            got = QuantizeMx(c.f, Format::kF32, in, rows, kCols, o, Impl{target});
-          }
-          ASSERT_TRUE(got.ok()) << name;
-          ASSERT_EQ(got->scales, ref->scales) << name << " " << ImplName(Impl{target});
-          for (size_t i = 0; i < ref->elements.size(); ++i) {
-            const size_t b = i / bytes_per_block;
-            ASSERT_EQ(got->elements[i], ref->elements[i])
-                << name << " " << ImplName(Impl{target}) << (ftz_daz ? " FTZ+DAZ" : "")
-                << " byte " << i << " of block " << b << " (scale 0x" << std::hex
-                << int{ref->scales[b]} << ", amax bits 0x" << bits[b * 32] << ")";
+            {
+              if (ftz_daz) continue;
+              got = QuantizeMx(f, Format::kF32, in, rows, kCols, o, Impl{target});
+            }
+            ASSERT_TRUE(got.ok()) << name;
+            ASSERT_EQ(got->scales, ref->scales) << name << " " << ImplName(Impl{target});
+            for (size_t i = 0; i < ref->elements.size(); ++i) {
+              const size_t b = i / bytes_per_block;
+              ASSERT_EQ(got->elements[i], ref->elements[i])
+                  << name << " " << ImplName(Impl{target}) << (ftz_daz ? " FTZ+DAZ" : "")
+                  << " byte " << i << " of block " << b << " (scale 0x" << std::hex
+                  << int{ref->scales[b]} << ", amax bits 0x" << bits[b * 32] << ")";
+            }
           }
         }
       }
@@ -999,10 +999,7 @@ TEST(MxSimd, F32TopBinadeTiesEveryModeEveryTarget) {
   const size_t rows = bits.size() / kCols;
   for (MxFormat f : kFormats) {
     if (f == MxFormat::kNvfp4) continue;
-    const ElementLayout padded = PaddedLayoutOf(f);
-    for (int li = 0; li < 2; ++li) {
-      const ElementLayout layout = li == 0 ? ElementLayout::kCodes : padded;
-      if (li == 1 && padded == ElementLayout::kCodes) continue;  // fp8: codes only
+    for (ElementLayout layout : LayoutsOf(f)) {
       for (ScaleMode mode : kModes) {
         MxOptions o;
         o.scale_mode = mode;

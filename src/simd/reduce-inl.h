@@ -574,8 +574,8 @@ MXPACK_FP16_INLINE __m512i F16RoundBiased(__m512i a) {
 //           t = avg(h, 62 | lsb) = (h + 63 + lsb) >> 1,  lsb = bit 7 of h,
 //         keeps the sign at bit 14 and the biased magnitude below it
 //         (a + 64 < 2^15), so t >> 6 is code | s << 8 and t << 2 has the
-//         code in bits 8..15 (13 operations per 64 elements; the e5m2 path
-//         below takes 19 for e4m3);
+//         code in bits 8..15 (13 operations per 64 elements; rounding
+//         absolute values as the e5m2 path below does took 19);
 //   e5m2: NaN (a NaN code, or Inf - Inf) -> 0x7F; Inf and NaN both round
 //         to 0x7C..0x7F, so NaN lanes are forced to 0xFF first and the
 //         magnitudes 0xFF told apart by one byte compare.

@@ -540,17 +540,17 @@ struct Fp16EncodeHalf {
 //    E_min that of 2^(emin - man + 23).
 //  * sum's low u16 is j + k and its high u16 is s << 15 | E_c << 7, so one
 //    pmaddwd by (256, 2^(man+1)) forms (j + k + E_c << man) << 8 -
-//    s << (16 + man) = code << 8 + (t - s << man) << 16, where j makes
-//    j + E_min << man = 256 t: byte 1 of each u32 lane is the code
-//    magnitude and byte 2 is t - s << man, whose bit 7 is s when t < 2^man
-//    (e4m3, e2m3: t = 5; e5m2, e3m2: t = 3) and whose bit 1 is !s for e2m1
-//    (t = 2). NaN lanes (vcmpps ordered, as the pmaddwd's merge mask) get
-//    nan_code << 8 | t << 16 instead.
+//    s << (16 + man) = code << 8 + (t - s << man) << 16, where j (< 2^16,
+//    even) makes j + E_min << man = 256 t with t = 256: byte 1 of each u32
+//    lane is the code magnitude and byte 2 is -s << man (mod 256), so each
+//    of its bits man..7, the code's sign bit among them, is s. NaN lanes
+//    (vcmpps ordered, as the pmaddwd's merge mask) get nan_code << 8
+//    instead (byte 2: 0, a positive sign).
 //  * Two vpermt2b gather bytes 1 and 2 of 32 lanes each, two 128-bit lane
 //    shuffles split them into the 64 magnitudes and the 64 sign bytes, and
 //    one ternary-logic select merges the sign in.
-// 7 operations per 16 elements plus 5 (e4m3, e5m2) or 6 per 64: about 17
-// per 32 elements (F16cEncodeF32: 23, Fp16EncodeHalf's f32 path: 21).
+// 7 operations per 16 elements plus 5 per 64: about 17 per 32 elements
+// (F16cEncodeF32: 23, Fp16EncodeHalf's f32 path: 21).
 // MXCSR: vaddps uses explicit rounding, and f32 subnormal inputs (flushed
 // by DAZ or not) encode to 0 either way (the sum is c exactly), so the
 // result does not depend on the caller's environment.
@@ -565,16 +565,16 @@ struct RangeEncodeF32 {
       ((((kT.max_code >> kMan) - kT.bias + 127) << 23) |
        ((kT.max_code & ((1u << kMan) - 1)) << (23 - kMan)));
   static constexpr uint32_t kEMin = 151 - kT.bias - kMan;  // field of 2^(emin - man + 23)
-  static constexpr uint32_t kJ = (256 - ((kEMin << kMan) & 255)) & 255;
-  static constexpr uint32_t kT256 = ((kEMin << kMan) + kJ) / 256;  // t
+  // j + E_min << man = 2^16 (t = 256): byte 2 of the pmaddwd form is then
+  // -s << man (mod 256), s in each of its bits man..7.
+  static constexpr uint32_t kJ = (0x10000u - (kEMin << kMan)) & 0xFFFFu;
+  static_assert(!kSupported || (((kEMin << kMan) + kJ) & 0xFFFF) == 0, "t = 256");
+  static_assert(!kSupported || kJ % 2 == 0, "j even: ties to the even code");
   static constexpr uint32_t kUlpShift = (uint32_t{23} - kMan) << 23;
   static constexpr uint32_t kSubMagic = (kEMin << 23) + kJ;
   static constexpr uint32_t kWeights = ((1u << (kMan + 1)) << 16) | 256u;
-  static constexpr uint32_t kNanP = (kT.nan_code << 8) | (kT256 << 16);
-  // Where byte 2 keeps the sign: bit 7 (t < 2^man), else e2m1's bit 1, inverted.
-  static constexpr bool kSignBit7 = kT256 < (1u << kMan);
-  static_assert(!kSupported || kSignBit7 || (kMan == 1 && kT256 == 2),
-                "byte 2 of the pmaddwd form must hold the sign");
+  static constexpr uint32_t kNanP = kT.nan_code << 8;  // byte 2: 0 (t = 256), a + sign
+  static_assert(!kSupported || kMan <= kT.bits - 1, "the sign bit lies in bits man..7");
 
   // vpermt2b indices: byte 1 of the 32 u32 lanes of two vectors, then byte 2.
   static HWY_INLINE __m512i MagSignIndex() {
@@ -695,25 +695,19 @@ struct RangeEncodeF32 {
     if constexpr (!kClamp) {
       mag = _mm512_min_epu8(mag, _mm512_set1_epi8(static_cast<char>(kT.max_code)));
     }
+    // s is already at the code's sign bit (bits man..7 of sgn); select C ? B : A.
     const __m512i bit = _mm512_set1_epi8(static_cast<char>(1u << (kT.bits - 1)));
-    if constexpr (!kSignBit7) {
-      // e2m1: !s at bit 1 -> bit 3; select C ? ~B : A.
-      return _mm512_ternarylogic_epi32(mag, _mm512_slli_epi16(sgn, 2), bit, 0x72);
-    }
-    // s at bit 7 -> the code's sign bit (the u16 shift brings in other
-    // bits, which the select ignores); select C ? B : A.
-    const __m512i s = kT.bits == 8 ? sgn : _mm512_srli_epi16(sgn, 8 - kT.bits);
-    return _mm512_ternarylogic_epi32(mag, s, bit, 0xD8);
+    return _mm512_ternarylogic_epi32(mag, sgn, bit, 0xD8);
   }
 
   // e2m1 only: the 64 codes as four b4x16_p64 groups (per 16 elements: 8
   // bytes, element 2i in the low nibble of byte i, then 8 zero bytes).
   // Even lanes use weights (4096, 2^(man+5)), which put their code in the
-  // high nibble of byte 1 and !s at bit 5 of byte 2; odd lanes keep byte 1
-  // and bit 1. After the sign merge each u16 of gathered bytes holds bits
-  // 4..11 = even code | odd code << 4, which one vpmultishiftqb moves to
-  // bytes 0..3 of each u64 and one pshufb packs into the groups: 8
-  // operations per 64 elements after the pmaddwd forms, against 10 for
+  // high nibble of byte 1 and s at bits 5..7 of byte 2; odd lanes keep byte
+  // 1 and s at bits 1..7. After the sign merge each u16 of gathered bytes
+  // holds bits 4..11 = even code | odd code << 4, which one vpmultishiftqb
+  // moves to bytes 0..3 of each u64 and one pshufb packs into the groups: 7
+  // operations per 64 elements after the pmaddwd forms, against 9 for
   // Encode64 plus PaddedCodec::Compact4.
   template <bool kNanFree = false, bool kClamp = true>
   static HWY_INLINE __m512i EncodeB4x16(__m512i y0, __m512i y1, __m512i y2, __m512i y3,
@@ -735,9 +729,10 @@ struct RangeEncodeF32 {
       mag = _mm512_min_epu8(mag, _mm512_set1_epi16(static_cast<short>(kT.max_code << 8 |
                                                                       kT.max_code << 4)));
     }
-    // !s: even bytes bit 5 -> 7, odd bytes bit 1 -> 3; select C ? ~B : A.
-    const __m512i merged = _mm512_ternarylogic_epi32(
-        mag, _mm512_slli_epi16(sgn, 2), _mm512_set1_epi16(0x0880), 0x72);
+    // s: even bytes bits 5..7 (16 * (-s << man)), odd bytes bits 1..7, so
+    // already at bit 7 and bit 3; select C ? B : A.
+    const __m512i merged =
+        _mm512_ternarylogic_epi32(mag, sgn, _mm512_set1_epi16(0x0880), 0xD8);
     const __m512i nibbles =
         _mm512_multishift_epi64_epi8(_mm512_set1_epi64(0x0000000034241404LL), merged);
     constexpr int kZero = static_cast<int>(0x80808080u);  // pshufb: zero bytes 8..15

@@ -573,7 +573,7 @@ struct RangeEncodeF32 {
   static constexpr uint32_t kUlpShift = (uint32_t{23} - kMan) << 23;
   static constexpr uint32_t kSubMagic = (kEMin << 23) + kJ;
   static constexpr uint32_t kWeights = ((1u << (kMan + 1)) << 16) | 256u;
-  static constexpr uint32_t kNanP = kT.nan_code << 8;  // byte 2: 0 (t = 256), a + sign
+  static constexpr uint32_t kNanP = kT.nan_code << 8;  // byte 2: 0 (t = 256), a positive sign
   static_assert(!kSupported || kMan <= kT.bits - 1, "the sign bit lies in bits man..7");
 
   // vpermt2b indices: byte 1 of the 32 u32 lanes of two vectors, then byte 2.
@@ -721,9 +721,10 @@ struct RangeEncodeF32 {
     const __m512i nan_p = _mm512_mask_set1_epi32(_mm512_set1_epi32(kNanP), 0x5555,
                                                  static_cast<int>(kNanP << 4));
     __m512i mag, sgn;
-    GatherMagSign(Form<kNanFree, kClamp>(y0, k0, w, nan_p), Form<kNanFree, kClamp>(y1, k1, w, nan_p),
-                  Form<kNanFree, kClamp>(y2, k2, w, nan_p), Form<kNanFree, kClamp>(y3, k3, w, nan_p),
-                  mag, sgn);
+    GatherMagSign(Form<kNanFree, kClamp>(y0, k0, w, nan_p),
+                  Form<kNanFree, kClamp>(y1, k1, w, nan_p),
+                  Form<kNanFree, kClamp>(y2, k2, w, nan_p),
+                  Form<kNanFree, kClamp>(y3, k3, w, nan_p), mag, sgn);
     if constexpr (!kClamp) {
       // Even bytes hold code << 4 (low nibble 0), odd bytes the code.
       mag = _mm512_min_epu8(mag, _mm512_set1_epi16(static_cast<short>(kT.max_code << 8 |

@@ -405,10 +405,10 @@ class MxBlockQuantizer {
           // bit s is set take hi's lanes, the others lo's, each paired with
           // the lane at distance 2^s in the same vector (one two-table
           // permute), so lane i keeps the block of bit s and its partial
-          // maxima move to the higher bits. One permute (AVX-512's only
-          // single-port operation here) instead of two, and no register
-          // copy for the permute that overwrites a table. Lane j still
-          // ends up holding block j0 + j.
+          // maxima move to the higher bits. One permute (port 5 only)
+          // instead of two, the blend taking either vector port (the max
+          // stays on port 0), and no register copy for the permute that
+          // overwrites a table. Lane j still ends up holding block j0 + j.
           constexpr int s = static_cast<int>(kLevel) - (sizeof(hn::TFromD<DL>) == 2 ? 2 : 1);
           static_assert(s >= 0 && s < 4, "u32 butterfly step");
           constexpr __mmask16 kHi = [] {
@@ -444,9 +444,9 @@ class MxBlockQuantizer {
   // there, reads first: pass 1's loads, serialized after pass 3, otherwise
   // leave the encoder idle). Past the input's end the prefetches are
   // harmless. l2 (MxBlockArgs::prefetch_l2, inputs that stream from DRAM):
-  // into L2 only, which measured 1.04-1.10x at 256 MiB against prefetching into
-  // L1 (presumably fewer L1 fill buffers held per DRAM miss); L2-resident
-  // inputs keep the L1 prefetch (1.01-1.03x at 768 KiB).
+  // into L2 only, which measured 1.04-1.10x at 256 MiB against prefetching
+  // into L1 (presumably fewer L1 fill buffers held per DRAM miss); at 768
+  // KiB it measured 0.97-0.99x, so L2-resident inputs keep the L1 prefetch.
   static HWY_INLINE void PrefetchNextChunk(const uint8_t* p, size_t chunk_bytes, size_t bytes,
                                            bool l2) {
     for (size_t line = 0; line < bytes; line += 64) {

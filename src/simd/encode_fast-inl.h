@@ -626,14 +626,24 @@ struct RangeEncodeF32 {
   // The constants of 16 scales 2^x (i32 lanes, x in [kFoldMinX, kFoldMaxX]);
   // x = 0 gives Unscaled().
   static HWY_INLINE Consts ScaledConsts(__m512i x) {
-    const __m512i x23 = _mm512_slli_epi32(x, 23);
-    const __m512i j = _mm512_and_si512(
-        _mm512_sub_epi32(_mm512_set1_epi32(static_cast<int>(kJ)), _mm512_slli_epi32(x, kMan)),
-        _mm512_set1_epi32(0xFFFF));
-    return {_mm512_add_epi32(x23, _mm512_set1_epi32(static_cast<int>(kMaxBits))),
-            _mm512_add_epi32(j, _mm512_set1_epi32(static_cast<int>(kUlpShift))),
-            _mm512_add_epi32(_mm512_add_epi32(x23, j),
-                             _mm512_set1_epi32(static_cast<int>(kEMin << 23)))};
+    Consts k;
+    k.max = _mm512_add_epi32(_mm512_slli_epi32(x, 23), _mm512_set1_epi32(static_cast<int>(kMaxBits)));
+    ScaledOffsetSub(x, k.offset, k.sub);
+    return k;
+  }
+  // offset and sub of ScaledConsts(x) (the max is only needed where y is
+  // clamped). j - x << man needs no reduction mod 2^16: over the fold range
+  // it stays in [0, 2^16) (static_assert), so offset = (kUlpShift + j) - x
+  // << man and sub = x << 23 + (kEMin << 23 + j) - x << man.
+  static HWY_INLINE void ScaledOffsetSub(__m512i x, __m512i& offset, __m512i& sub) {
+    static_assert(!kSupported || (static_cast<int>(kJ) - (kFoldMaxX << kMan) >= 0 &&
+                                  static_cast<int>(kJ) - (kFoldMinX * (1 << kMan)) < 0x10000),
+                  "j - x << man within [0, 2^16) over the fold range");
+    const __m512i xm = _mm512_slli_epi32(x, kMan);
+    offset = _mm512_sub_epi32(_mm512_set1_epi32(static_cast<int>(kUlpShift + kJ)), xm);
+    sub = _mm512_sub_epi32(
+        _mm512_add_epi32(_mm512_slli_epi32(x, 23), _mm512_set1_epi32(static_cast<int>(kSubMagic))),
+        xm);
   }
 
   // The pmaddwd form of one vector (see above); EncodeB4x16 passes other

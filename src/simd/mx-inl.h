@@ -158,10 +158,10 @@ class MxBlockQuantizer {
     // amax[]. bf16 sources are reduced in u16 lanes (twice the lanes, no
     // widening), then widened once per block.
 #if HWY_TARGET != HWY_SCALAR
+    // bf16: the u16 maxima (kMaxBlocks: a multiple of every u16 lane count).
+    [[maybe_unused]] HWY_ALIGN uint16_t amax16[kBf16 ? kMaxBlocks : 1];
     if constexpr (kBf16) {
       const hn::CappedTag<uint16_t, kBlock> d16;  // a vector never straddles blocks
-      const hn::Rebind<uint16_t, DU> dh;
-      HWY_ALIGN uint16_t amax16[kMaxBlocks];  // kMaxBlocks: a multiple of Lanes(d16)
       const auto* s16 = reinterpret_cast<const uint16_t*>(src);
       const auto abs16 = hn::Set(d16, uint16_t{0x7FFF});
       const auto load_abs = [&](size_t b, size_t i) {
@@ -181,9 +181,6 @@ class MxBlockQuantizer {
       {
         BlockMaxima(d16, nb, amax16, load_abs);
       }
-      for (size_t b = 0; b < nb; b += N) {
-        hn::StoreU(hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(dh, amax16 + b))), du, amax + b);
-      }
     } else  // NOLINT(readability/braces)
 #endif
     {
@@ -191,13 +188,37 @@ class MxBlockQuantizer {
         return hn::And(Load(du, src + b * kBlock * kSrcBytes, i), abs_mask);
       });
     }
+#ifdef MXPACK_HAVE_RANGE_ENCODE
+    // kRange MX: RangeFold's constants (max, offset, sub per block).
+    HWY_ALIGN uint32_t fold[kRange && !kNvfp4 ? 3 * kMaxBlocks : 1];
+#endif
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+    if constexpr (kFastTail) {
+      if (FastTail(a, src, nb, nvalid, padded, out, scale_codes, amax, amax16, mags,
+#ifdef MXPACK_HAVE_RANGE_ENCODE
+                   fold
+#else
+                   nullptr
+#endif
+                   )) {
+        return;
+      }
+    }
+#endif
+#if HWY_TARGET != HWY_SCALAR
+    if constexpr (kBf16) {
+      const hn::Rebind<uint16_t, DU> dh;
+      for (size_t b = 0; b < nb; b += N) {
+        hn::StoreU(hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(dh, amax16 + b))), du, amax + b);
+      }
+    }
+#endif
     VU amax_max = hn::Zero(du);  // max over all blocks: Inf / NaN present?
     for (size_t b = 0; b < nb; b += N) amax_max = hn::Max(amax_max, hn::LoadU(du, amax + b));
     const uint32_t chunk_amax = hn::GetLane(hn::MaxOfLanes(du, amax_max));
 #ifdef MXPACK_HAVE_RANGE_ENCODE
-    // kRange MX: RangeFold's constants; fold_state -1 until computed, then
-    // whether the chunk folds.
-    HWY_ALIGN uint32_t fold[kRange && !kNvfp4 ? 3 * kMaxBlocks : 1];
+    // fold_state -1 until RangeFold's constants are computed, then whether
+    // the chunk folds.
     int fold_state = -1;
 #endif
 
@@ -328,6 +349,145 @@ class MxBlockQuantizer {
   }
 
  private:
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  // Passes 2 and 3 of the common chunk, in fewer operations than the general
+  // path: MX into elements that fold the scale into the range encoder
+  // (kRange without kDirect: f32, and bf16 into 4- and 6-bit elements) or,
+  // on CPUs with AVX512-FP16, bf16 into e4m3 (kFp16Direct). Valid for
+  // chunks without Inf or NaN elements whose every nonzero block's
+  // constants are in range; FastTail returns false for the others, which
+  // then take the general path from pass 2 on (the scale codes and
+  // constants written here are recomputed there).
+  static constexpr bool kFastTail =
+      !kNvfp4 && (kFp16Direct || (kRange && !kDirect));
+
+  // Pass 2 for such chunks, one vector of 16 blocks at a time (the amax
+  // bits from load_bits(b)): the scale code, from s = e - emax (+1 per
+  // mode) clamped below at -127, is s + 127, which equals
+  // internal::MxScaleCodeFromBits for finite amax: zero and subnormal amax
+  // (e = -127) give s < -127, so code 0, and emax >= 2 (every MX element)
+  // keeps s <= 254 - 127 - emax + 1 < 127, so the upper clamp never binds;
+  // NaN and Inf amax (e = 128) set the returned flag instead. hook(b,
+  // bits, s) then computes the block constants. False if some block's amax
+  // is Inf or NaN.
+  template <ScaleMode kMode, class LoadBits, class Hook>
+  static HWY_INLINE bool FastScaleCodes(const internal::MxScaleParams& p, size_t nb,
+                                        const LoadBits& load_bits,
+                                        uint8_t* HWY_RESTRICT scale_codes, const Hook& hook) {
+    const __m512i inf = _mm512_set1_epi32(0x7F800000);
+    const __m512i bias = _mm512_set1_epi32(127 + p.emax);
+    const __m512i mant_mask = _mm512_set1_epi32(0x7FFFFF);
+    const __m512i thr = _mm512_set1_epi32(static_cast<int>(
+        kMode == ScaleMode::kRceil ? p.max_mant : (kMode == ScaleMode::kEven ? p.even_mant : 0)));
+    const __m512i lo = _mm512_set1_epi32(-127);
+    const __m512i c127 = _mm512_set1_epi32(127);
+    __mmask16 special = 0;
+    for (size_t b = 0; b < nb; b += 16) {
+      const __m512i bits = load_bits(b);
+      special |= _mm512_cmpge_epu32_mask(bits, inf);
+      __m512i s = _mm512_sub_epi32(_mm512_srli_epi32(bits, 23), bias);
+      if constexpr (kMode != ScaleMode::kFloor) {
+        __mmask16 up;
+        if constexpr (kMode == ScaleMode::kCeil) {
+          up = _mm512_test_epi32_mask(bits, mant_mask);  // mant != 0
+        } else if constexpr (kMode == ScaleMode::kRceil) {
+          up = _mm512_cmpgt_epu32_mask(_mm512_and_si512(bits, mant_mask), thr);
+        } else {
+          up = _mm512_cmpge_epu32_mask(_mm512_and_si512(bits, mant_mask), thr);
+        }
+        s = _mm512_mask_sub_epi32(s, up, s, _mm512_set1_epi32(-1));
+      }
+      s = _mm512_max_epi32(s, lo);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(scale_codes + b),
+                       _mm512_cvtepi32_epi8(_mm512_add_epi32(s, c127)));
+      hook(b, bits, s);
+    }
+    return special == 0;
+  }
+
+  // Passes 2 and 3 of a chunk through the fast path (see kFastTail); false
+  // (nothing final written) when the chunk needs the general path.
+  static HWY_NOINLINE bool FastTail(const internal::MxBlockArgs& a,
+                                    const uint8_t* HWY_RESTRICT src, size_t nb, size_t nvalid,
+                                    bool padded, uint8_t* HWY_RESTRICT out,
+                                    uint8_t* HWY_RESTRICT scale_codes,
+                                    const uint32_t* HWY_RESTRICT amax,
+                                    const uint16_t* HWY_RESTRICT amax16,
+                                    const uint16_t* HWY_RESTRICT mags,
+                                    [[maybe_unused]] uint32_t* HWY_RESTRICT fold) {
+    static_assert(hn::MaxLanes(DU()) == 16, "16 blocks per vector");
+    if (a.scale.emax < 2) return false;  // (every MX element has emax >= 2)
+    const auto load_bits = [&](size_t b) {
+      if constexpr (kBf16) {
+        return _mm512_slli_epi32(
+            _mm512_cvtepu16_epi32(_mm256_load_si256(reinterpret_cast<const __m256i*>(amax16 + b))),
+            16);
+      } else {
+        (void)amax16;
+        return _mm512_load_si512(amax + b);
+      }
+    };
+    const auto codes = [&](const auto& hook) {
+      switch (a.scale.mode) {
+        case ScaleMode::kFloor:
+          return FastScaleCodes<ScaleMode::kFloor>(a.scale, nb, load_bits, scale_codes, hook);
+        case ScaleMode::kCeil:
+          return FastScaleCodes<ScaleMode::kCeil>(a.scale, nb, load_bits, scale_codes, hook);
+        case ScaleMode::kRceil:
+          return FastScaleCodes<ScaleMode::kRceil>(a.scale, nb, load_bits, scale_codes, hook);
+        case ScaleMode::kEven:
+          return FastScaleCodes<ScaleMode::kEven>(a.scale, nb, load_bits, scale_codes, hook);
+      }
+      return false;
+    };
+    // Blocks of amax 0 (every element +-0) pass with any constants.
+#ifdef MXPACK_HAVE_FP16_HALF_ENCODE
+    if constexpr (kFp16Direct) {
+      if (internal::CpuHasAvx512Fp16()) {
+        // Encode64MxAbs's rebias (112 + s) << 7 (Fp16Constants), which must
+        // not be negative, in both u16 halves of a u32.
+        HWY_ALIGN uint32_t rebias2[kMaxBlocks];
+        __mmask16 bad = 0;
+        const __m512i k = _mm512_set1_epi32(Fp16Enc::kRebias);
+        const bool finite = codes([&](size_t b, __m512i bits, __m512i s) {
+          const __m512i r = _mm512_add_epi32(_mm512_slli_epi32(s, 7), k);
+          bad |= _mm512_mask_cmplt_epi32_mask(_mm512_test_epi32_mask(bits, bits), r,
+                                              _mm512_setzero_si512());
+          _mm512_store_si512(rebias2 + b, _mm512_or_si512(r, _mm512_slli_epi32(r, 16)));
+        });
+        if (!finite || bad != 0) return false;
+        EncodeChunkFp16(src, mags, rebias2, nb, out, a.prefetch_l2);
+        return true;
+      }
+    }
+#endif
+#ifdef MXPACK_HAVE_RANGE_ENCODE
+    if constexpr (kRange && !kDirect) {
+      // RangeFold's constants (RangeFoldAt) for x = s, 0 for blocks of amax
+      // 0; the max (the clamp) is not needed without Inf elements.
+      using Enc = RangeEncodeF32<kElem>;
+      __mmask16 bad = 0;
+      const __m512i min_x = _mm512_set1_epi32(Enc::kFoldMinX);
+      const __m512i span = _mm512_set1_epi32(Enc::kFoldMaxX - Enc::kFoldMinX);
+      const bool finite = codes([&](size_t b, __m512i bits, __m512i s) {
+        const __mmask16 nonzero = _mm512_test_epi32_mask(bits, bits);
+        bad |= _mm512_mask_cmpgt_epu32_mask(nonzero, _mm512_sub_epi32(s, min_x), span);
+        __m512i offset, sub;
+        Enc::ScaledOffsetSub(_mm512_maskz_mov_epi32(nonzero, s), offset, sub);
+        _mm512_store_si512(fold + kMaxBlocks + b, offset);
+        _mm512_store_si512(fold + 2 * kMaxBlocks + b, sub);
+      });
+      if (!finite || bad != 0) return false;
+      EncodeChunk(src, nullptr, nullptr, nullptr, nb * kBlock, nvalid, nullptr, padded, out,
+                  a.prefetch_l2, fold, /*clamp=*/false);
+      return true;
+    }
+#endif
+    (void)src, (void)nvalid, (void)padded, (void)out, (void)mags, (void)codes;
+    return false;
+  }
+#endif
+
   // Pass 1 in lanes of DL: for every block b < nb, out[b] = the max over
   // the block of load_abs(b, i) (the |x| bits of its lanes i, i + NL, ...),
   // and out[b] = 0 for the missing blocks of the last group. NL blocks at a

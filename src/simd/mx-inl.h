@@ -851,7 +851,13 @@ class MxBlockQuantizer {
     const auto scaled_at = [&](const uint8_t* p, size_t i, size_t k, auto tail) -> __m512i {
       if constexpr (kFold) {
         (void)i;
-        return Load(du, p + k * N * kSrcBytes, 0).raw;
+        // One load per vector: without the register constraint GCC folds
+        // the load into both of Form's uses (the mask and the add), two
+        // loads per vector, each split across two cache lines when the
+        // input is not 64-byte aligned (measured 1.03x).
+        __m512i y = Load(du, p + k * N * kSrcBytes, 0).raw;
+        asm("" : "+v"(y));  // NOLINT(hicpp-no-assembler)
+        return y;
       } else {
         return Scaled(p + k * N * kSrcBytes, mult_at(i, k, tail)).raw;
       }

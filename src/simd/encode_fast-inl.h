@@ -378,10 +378,15 @@ struct Fp16EncodeHalf {
     return PlusOfAbs<kNan>(a, max_bits, rebias, not_nan);
   }
   // Plus from a = |x| (x & 0x7FFF); not_nan: kForm's mask of non-NaN lanes.
-  // !kClamp: a is not clamped to max_bits (Encode64MxAbs).
-  template <Nan kNan, bool kClamp = true>
+  // !kClamp: a is not clamped to max_bits (Encode64MxAbs). kTwice (bf16,
+  // !kClamp): a and rebias are given doubled, a = x << 1 (which drops the
+  // sign: no mask) and rebias << 1 (below 2^16 for every MX rebias), so that
+  // the saturating subtract yields twice the rebiased bf16, which is the
+  // exponent table's index as it stands (one shift fewer).
+  template <Nan kNan, bool kClamp = true, bool kTwice = false>
   static MXPACK_FP16_INLINE __m512i PlusOfAbs(__m512i a, __m512i max_bits, __m512i rebias,
                                               __mmask32 not_nan = 0) {
+    static_assert(!kTwice || (kBF16 && !kClamp), "kTwice: MX bf16 blocks only");
     constexpr int kRn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
     const auto u16 = [](uint16_t v) { return _mm512_set1_epi16(static_cast<short>(v)); };
     if constexpr (kNan != Nan::kForm) (void)not_nan;
@@ -395,7 +400,11 @@ struct Fp16EncodeHalf {
     // 2); low bytes zeroed by the mask. 2 operations instead of 3.
     const __m512i table = _mm512_loadu_si512(kExpTable);
     constexpr __mmask64 kHighBytes = 0xAAAAAAAAAAAAAAAAull;
-    if constexpr (kBF16) {
+    if constexpr (kTwice) {
+      const __m512i t2 = _mm512_subs_epu16(h, rebias);
+      h = _mm512_slli_epi16(t2, 2);
+      c = _mm512_maskz_permutexvar_epi8(kHighBytes, t2, table);
+    } else if constexpr (kBF16) {
       const __m512i t = _mm512_subs_epu16(h, rebias);
       h = _mm512_slli_epi16(t, 3);
       c = _mm512_maskz_permutexvar_epi8(kHighBytes, _mm512_slli_epi16(t, 1), table);
@@ -403,7 +412,11 @@ struct Fp16EncodeHalf {
       c = _mm512_maskz_permutexvar_epi8(kHighBytes, _mm512_srli_epi16(h, 2), table);
     }
 #else
-    if constexpr (kBF16) h = _mm512_slli_epi16(_mm512_subs_epu16(h, rebias), 3);
+    if constexpr (kTwice) {
+      h = _mm512_slli_epi16(_mm512_subs_epu16(h, rebias), 2);
+    } else if constexpr (kBF16) {
+      h = _mm512_slli_epi16(_mm512_subs_epu16(h, rebias), 3);
+    }
     c = _mm512_max_epi16(_mm512_add_epi16(_mm512_and_si512(h, u16(0x7C00)), u16(kUlpShift)),
                          u16(kSubMagic));
 #endif
@@ -445,9 +458,10 @@ struct Fp16EncodeHalf {
   }
 
   // MX blocks (bf16 sources): the 64 codes of x0 * 2^-X0 and x1 * 2^-X1,
-  // given also a0 = x0 & 0x7FFF and a1 = x1 & 0x7FFF (MX pass 1 stores them
-  // while it reduces the block maxima) and per vector the rebias (112 + X)
-  // << 7 (>= 0; X <= 127). Scaling by 2^-X is then part of the rebias:
+  // given per vector twice the rebias, (112 + X) << 8 (>= 0; X <= 127, so
+  // below 2^16), in every u16 lane. The magnitudes enter doubled, x << 1
+  // (PlusOfAbs's kTwice: no mask, one shift fewer than |x| and the
+  // rebias (112 + X) << 7). Scaling by 2^-X is then part of the rebias:
   // |x| * 2^-X is exact in f16 wherever it is at least 2^-14, and smaller
   // values (bf16 subnormals included) encode to 0 either way, as in
   // EncodeRn. For finite x with every |x| * 2^-X below 2^(emax + 1) (MX
@@ -457,12 +471,14 @@ struct Fp16EncodeHalf {
   // 0x100, which the u8 pack saturates to 0xFF; one byte min to max's plus
   // (0xFE) per 64 elements then saturates, as clamping first would (every
   // value past max rounds to at least max).
-  static MXPACK_FP16_INLINE __m512i Encode64MxAbs(__m512i x0, __m512i a0, __m512i rebias0,
-                                                  __m512i x1, __m512i a1, __m512i rebias1) {
+  static MXPACK_FP16_INLINE __m512i Encode64MxAbs(__m512i x0, __m512i twice_rebias0, __m512i x1,
+                                                  __m512i twice_rebias1) {
     static_assert(kBF16, "Fp16EncodeHalf::Encode64MxAbs: bf16 sources");
     const __m512i unused = _mm512_setzero_si512();
-    return SignedCodes64<true>(PlusOfAbs<Nan::kFree, false>(a0, unused, rebias0),
-                               PlusOfAbs<Nan::kFree, false>(a1, unused, rebias1), x0, x1);
+    return SignedCodes64<true>(
+        PlusOfAbs<Nan::kFree, false, true>(_mm512_slli_epi16(x0, 1), unused, twice_rebias0),
+        PlusOfAbs<Nan::kFree, false, true>(_mm512_slli_epi16(x1, 1), unused, twice_rebias1), x0,
+        x1);
   }
 
  private:

@@ -254,11 +254,11 @@ class MxBlockQuantizer {
 #ifdef MXPACK_HAVE_RANGE_ENCODE
       if constexpr (kRange && !kNvfp4) {
         // The scale codes and the folded constants in one pass.
-        auto bad = hn::Zero(di);
+        __mmask16 bad = 0;
         ScaleCodes(a.scale, amax, nb, scale_codes, [&](size_t b, VU bits, VU code) {
-          RangeFoldAt(b, bits, code, fold, bad);
+          bad |= RangeFoldAt(b, bits, code, fold);
         });
-        fold_ok = hn::AllTrue(di, hn::Eq(bad, hn::Zero(di)));
+        fold_ok = bad == 0;
         have_codes = true;
       }
 #endif
@@ -430,17 +430,10 @@ class MxBlockQuantizer {
     if constexpr (kRange && !kDirect) {
       // The folded constants (RangeFoldAt) for x = s, 0 for blocks of amax
       // 0; the max (the clamp) is not needed without Inf elements.
-      using Enc = RangeEncodeF32<kElem>;
       __mmask16 bad = 0;
-      const __m512i min_x = _mm512_set1_epi32(Enc::kFoldMinX);
-      const __m512i span = _mm512_set1_epi32(Enc::kFoldMaxX - Enc::kFoldMinX);
       const bool finite = codes([&](size_t b, __m512i bits, __m512i s) {
         const __mmask16 nonzero = _mm512_test_epi32_mask(bits, bits);
-        bad |= _mm512_mask_cmpgt_epu32_mask(nonzero, _mm512_sub_epi32(s, min_x), span);
-        __m512i offset, sub;
-        Enc::ScaledOffsetSub(_mm512_maskz_mov_epi32(nonzero, s), offset, sub);
-        _mm512_store_si512(fold + kMaxBlocks + b, offset);
-        _mm512_store_si512(fold + 2 * kMaxBlocks + b, sub);
+        bad |= StoreFoldConsts<false>(b, _mm512_maskz_mov_epi32(nonzero, s), nonzero, fold);
       });
       if (!finite || bad != 0) return false;
       EncodeChunk(src, nullptr, nullptr, nullptr, nb * kBlock, nvalid, nullptr, padded, out,
@@ -640,22 +633,40 @@ class MxBlockQuantizer {
   // of amax 0 (all +-0, any constants give +-0) and NaN blocks (overridden)
   // take x = 0. Lanes of other blocks whose x lies outside [kFoldMinX,
   // kFoldMaxX] (amax from about 2^101 up, or below 2^-122 (mxfp4) to 2^-94
-  // (mxfp8_e5m2)) set bad; the chunk then multiplies. Lanes past nb read
-  // the zeroed tail of amax[] and pass.
-  static HWY_INLINE void RangeFoldAt(size_t b, VU amax_bits, VU code,
-                                     uint32_t* HWY_RESTRICT fold, hn::Vec<DI>& bad) {
-    using Enc = RangeEncodeF32<kElem>;
-    const DU du;
+  // (mxfp8_e5m2)) are returned (bad); the chunk then multiplies. Lanes
+  // past nb read the zeroed tail of amax[] and pass.
+  static HWY_INLINE __mmask16 RangeFoldAt(size_t b, VU amax_bits, VU code,
+                                          uint32_t* HWY_RESTRICT fold) {
     const DI di;
     const auto bits = hn::BitCast(di, amax_bits);
     const auto unscaled = hn::Or(hn::Eq(bits, hn::Zero(di)), hn::Gt(bits, hn::Set(di, 0x7F800000)));
     const auto x = hn::IfThenZeroElse(unscaled, ScaleExponents(code));
-    bad = hn::Or(bad, hn::VecFromMask(di, hn::Or(hn::Lt(x, hn::Set(di, Enc::kFoldMinX)),
-                                                 hn::Gt(x, hn::Set(di, Enc::kFoldMaxX)))));
-    const auto k = Enc::ScaledConsts(x.raw);
-    hn::StoreU(VU{k.max}, du, fold + b);
-    hn::StoreU(VU{k.offset}, du, fold + kMaxBlocks + b);
-    hn::StoreU(VU{k.sub}, du, fold + 2 * kMaxBlocks + b);
+    return StoreFoldConsts<true>(b, x.raw, 0xFFFF, fold);
+  }
+
+  // The folded constants of the blocks b.. of one vector for the scales
+  // 2^x (i32 lanes): offset and sub, and (kMax: chunks that clamp, i.e.
+  // hold an Inf) max, at their places in fold (see RangeFoldAt). Returns
+  // the lanes of `check` whose x lies outside [kFoldMinX, kFoldMaxX]
+  // (those constants are not valid; the chunk must not fold).
+  template <bool kMax>
+  static HWY_INLINE __mmask16 StoreFoldConsts(size_t b, __m512i x, __mmask16 check,
+                                              uint32_t* HWY_RESTRICT fold) {
+    using Enc = RangeEncodeF32<kElem>;
+    if constexpr (kMax) {
+      const typename Enc::Consts k = Enc::ScaledConsts(x);
+      _mm512_storeu_si512(fold + b, k.max);
+      _mm512_storeu_si512(fold + kMaxBlocks + b, k.offset);
+      _mm512_storeu_si512(fold + 2 * kMaxBlocks + b, k.sub);
+    } else {
+      __m512i offset, sub;
+      Enc::ScaledOffsetSub(x, offset, sub);
+      _mm512_storeu_si512(fold + kMaxBlocks + b, offset);
+      _mm512_storeu_si512(fold + 2 * kMaxBlocks + b, sub);
+    }
+    return _mm512_mask_cmpgt_epu32_mask(
+        check, _mm512_sub_epi32(x, _mm512_set1_epi32(Enc::kFoldMinX)),
+        _mm512_set1_epi32(Enc::kFoldMaxX - Enc::kFoldMinX));
   }
 #endif
 

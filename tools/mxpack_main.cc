@@ -152,6 +152,10 @@ int main(int argc, char** argv) {
     mxpack::cli::PrintTopUsage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
+  if (absl::string_view(argv[1]) == "--version") {
+    std::printf("mxpack %s\n", MXPACK_VERSION);
+    return 0;
+  }
   auto it = Registry().find(argv[1]);
   if (it == Registry().end()) {
     std::fprintf(stderr, "mxpack: error: unknown command '%s'\n\n", argv[1]);

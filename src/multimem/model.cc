@@ -26,7 +26,7 @@
 #include "absl/strings/str_format.h"
 #include "mxpack/multimem.h"
 #include "mxpack/scalar.h"
-#include "multimem/reduce_args.h"
+#include "src/multimem/reduce_args.h"
 #include "src/util/little_endian.h"
 
 namespace mxpack {

@@ -675,7 +675,7 @@ PtxCheckResult CheckMultimemPtx(absl::string_view spelling,
 
 }  // namespace
 
-// Registered by the registry itself (src/multimem/ptx_check.cc) so that it is
+// Registered by the registry itself (src/ptx/ptx_check.cc) so that it is
 // never dropped by the static-library linker.
 PtxFamily MultimemPtxFamily() {
   return {"multimem.", "multimem (PTX ISA 9.7.9.14: ld_reduce, st, red)",

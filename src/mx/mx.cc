@@ -1,7 +1,7 @@
 // MX / NVFP4 block quantization (include/mxpack/mx.h): names, shapes, scale
 // layouts, argument checks, the dispatched entry points, dequantization and
 // error statistics. The per-block formulas live in src/mx/mx_scalar.cc (the
-// reference) and src/simd/mx-inl.h (the fused SIMD kernel).
+// reference) and src/mx/quantize-inl.h (the fused SIMD kernel).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>

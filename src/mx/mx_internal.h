@@ -1,5 +1,5 @@
 // Internal: what the public MX entry points (src/mx/mx.cc), the scalar
-// reference (src/mx/mx_scalar.cc) and the SIMD kernel (src/simd/mx.cc) share.
+// reference (src/mx/mx_scalar.cc) and the SIMD kernel (src/mx/quantize.cc) share.
 #ifndef MXPACK_SRC_MX_MX_INTERNAL_H_
 #define MXPACK_SRC_MX_MX_INTERNAL_H_
 
@@ -94,7 +94,7 @@ absl::StatusOr<MxJob> CheckQuantizeArgs(MxFormat format, Format from,
                                         absl::Span<uint8_t> elements,
                                         absl::Span<uint8_t> scales);
 
-// The SIMD path of QuantizeMxRows (src/simd/mx.cc).
+// The SIMD path of QuantizeMxRows (src/mx/quantize.cc).
 void QuantizeMxRowsSimd(const MxJob& job, Impl impl);
 
 // The scalar reference over a validated job (src/mx/mx_scalar.cc).

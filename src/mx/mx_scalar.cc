@@ -1,6 +1,6 @@
 // Scalar reference of MX / NVFP4 block quantization (include/mxpack/mx.h):
 // a direct, unoptimized evaluation of the documented formulas. The SIMD path
-// (src/simd/mx.cc) is tested against it, never the other way round.
+// (src/mx/quantize.cc) is tested against it, never the other way round.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // Benchmarks of the dispatched conversions (best target) and their scalar
 // reference, bytes read + written, at L1/L2/DRAM working sets: every
-// (source, destination) pair of DESIGN.md section 1 under its main policy
+// (source, destination) pair of docs/semantics.md section 1 under its main policy
 // (rn satfinite; ue8m0: rp; decodes: exact), plus the generic-kernel policies
 // (rz, rm, rp, rs, relu) for f32 -> e4m3 and f32 -> bf16. The scalar
 // reference runs at the L2 size only. Names:

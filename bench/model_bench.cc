@@ -1,9 +1,9 @@
-// quantize-model on a >= 1 GiB f32 checkpoint (issue 9's performance check):
+// quantize-model on a >= 1 GiB f32 checkpoint:
 // BM_QuantizeModel (library QuantizeModel: every 2-D tensor to MXFP4 or NVFP4,
 // tcgen05 layouts, 1 or 2 threads, no error statistics) against
 // BM_MemcpyModel, a memcpy of the same data bytes in the same binary. Both
 // report the input data bytes per second, so the ratio of their bytes/s is
-// the figure to quote (goal: MXFP4 with 2 threads >= 0.3x).
+// the figure to quote.
 #include <cstring>
 #include <vector>
 

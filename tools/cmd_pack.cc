@@ -1,4 +1,4 @@
-// `mxpack pack|unpack|decompress|compress`: the packed layouts of DESIGN.md
+// `mxpack pack|unpack|decompress|compress`: the packed layouts of docs/semantics.md
 // section 2 and tcgen05.cp decompression on raw binary files.
 #include <cstdint>
 #include <string>
@@ -183,7 +183,7 @@ const bool kPack = RegisterCommand(
      "            [--impl=best|scalar|TARGET]\n\n"
      "Input: one code per byte (4-bit layouts: 0x0-0xF, 6-bit: 0x00-0x3F; a\n"
      "code with higher bits set is an error naming its index). Output: the\n"
-     "packed bytes of DESIGN.md section 2; a final partial group is padded\n"
+     "packed bytes of docs/semantics.md section 2; a final partial group is padded\n"
      "with zero codes, padding bytes are zero. Errors write nothing.",
      {"layout", "in", "out", "impl"},
      RunPack});
@@ -207,7 +207,7 @@ const bool kDecompress = RegisterCommand(
      "Emulates tcgen05.cp .b8x16.b4x16_p64 / .b8x16.b6x16_p32: every 16-byte\n"
      "input group becomes 16 8-bit containers. 4-bit codes go to bits [5:2];\n"
      "6-bit codes to bits [5:0] (low6, default) or [6:1] (mid6; the placement\n"
-     "is open in DESIGN.md section 2). Padding bytes are ignored. The input\n"
+     "is open in docs/semantics.md section 2). Padding bytes are ignored. The input\n"
      "size must be a multiple of 16.",
      {"src", "fp6_container", "in", "out", "impl"},
      RunDecompress});

@@ -235,7 +235,7 @@ const bool kQuantize = RegisterCommand(
      "         [--impl=best|scalar|TARGET]\n\n"
      "Blocks of 32 (MX) or 16 (NVFP4) run along each row; rows are padded with\n"
      "zeros to whole blocks. Scale mode default: floor for MX, even for NVFP4\n"
-     "(formulas in README and include/mxpack/mx.h). --layout default codes (one\n"
+     "(formulas in docs/semantics.md and include/mxpack/mx.h). --layout default codes (one\n"
      "code per byte, the only layout for fp8); --scale-layout default linear\n"
      "(one byte per block, row-major). NVFP4 writes its f32 tensor scale (4 bytes\n"
      "little-endian) to --out-tensor-scale. Errors write no output file.",

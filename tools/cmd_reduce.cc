@@ -14,7 +14,7 @@ ABSL_FLAG(std::string, ptx, "",
           "multimem.ld_reduce spelling, e.g. "
           "multimem.ld_reduce.add.acc::f16.v4.e4m3 (exclusive with --type)");
 ABSL_FLAG(std::string, model, "sequential",
-          "Float add model: sequential, tree, exact, nccl (DESIGN.md 4)");
+          "Float add model: sequential, tree, exact, nccl (docs/semantics.md section 4)");
 ABSL_FLAG(std::string, type, "",
           "Element type without --ptx: e4m3, e5m2, f16, bf16, f32, f64, u32, s32, "
           "u64, s64, b32, b64 (packed x2/x4 forms too)");
@@ -120,7 +120,7 @@ const bool kReduce = RegisterCommand(
      "byte). Element i of the output is the reduction of element i of every input\n"
      "in input order. All inputs must have the same size (a multiple of the\n"
      "instruction's access size with --ptx). Float add follows the chosen\n"
-     "ReduceModel (DESIGN.md section 4); errors write nothing.",
+     "ReduceModel (docs/semantics.md section 4); errors write nothing.",
      {"ptx", "model", "type", "op", "acc", "reduce_impl", "out"},
      RunReduce});
 

@@ -420,7 +420,7 @@ const bool kTmemSim = RegisterCommand(
      "  cp tcgen05.cp.cta_group::1.128x256b taddr=0:0 start=0 lbo=2048 sbo=128\n"
      "  shift tcgen05.shift.cta_group::1.down taddr=0:0\n"
      "  ld tcgen05.ld.sync.aligned.32x32b.x8.b32 warp=0 taddr=0:0 thread=17\n"
-     "Semantics and open points: DESIGN.md section 3, docs/tmem_open_points.md.",
+     "Semantics and open points: docs/semantics.md section 3, docs/tmem_open_points.md.",
      {"in", "out"},
      &RunTmemSim});
 

@@ -1,4 +1,4 @@
-// Optional CUDA backend (issue 8): runs the real tcgen05.cp / shift / ld,
+// Optional CUDA backend: runs the real tcgen05.cp / shift / ld,
 // cvt and multimem instructions on a GPU and compares them byte for byte
 // with the host models (scalar.h, pack.h, tmem.h, multimem.h).
 //

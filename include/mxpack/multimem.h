@@ -1,12 +1,12 @@
 // Host reference of the PTX multimem.ld_reduce / multimem.st / multimem.red
-// instructions (PTX ISA 9.x section 9.7.9.14, DESIGN.md section 4): a parser
+// instructions (PTX ISA 9.x section 9.7.9.14, docs/semantics.md section 4): a parser
 // and validator of the instruction spellings with their target / ISA
 // requirements, the reduction models, a multicast-object model with N
 // replicas, and dispatched SIMD array reductions.
 //
 // NVIDIA does not specify the order or rounding of multimem float adds. The
 // library therefore exposes the float add as an explicit ReduceModel; no model
-// is certified bit-exact against a particular GPU (DESIGN.md section 4).
+// is certified bit-exact against a particular GPU (docs/semantics.md section 4).
 #ifndef MXPACK_MULTIMEM_H_
 #define MXPACK_MULTIMEM_H_
 
@@ -161,7 +161,7 @@ absl::StatusOr<int> CheckMultimemTarget(const MultimemInstruction& instr,
                                         const PtxTarget& target);
 
 // ---------------------------------------------------------------------------
-// Reduction semantics (DESIGN.md section 4).
+// Reduction semantics (docs/semantics.md section 4).
 // ---------------------------------------------------------------------------
 
 // How a float .add combines the N replica values. Integer ops, bitwise ops

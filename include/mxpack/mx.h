@@ -4,7 +4,7 @@
 // A tensor is row-major [rows][cols] (f32, bf16 or f16, little-endian). Blocks
 // run along a row: 32 elements for MX formats, 16 for NVFP4. Every choice on
 // which implementations disagree is a named option; the formulas are below and
-// in README ("MX block scaling").
+// in docs/semantics.md section 5.
 //
 // Scale modes (ue8m0 scale X = 2^s, MX formats; amax = max |x| of the block's
 // finite elements, emax = the element's largest binade: e4m3 8, e5m2 15,
@@ -226,7 +226,7 @@ absl::Status QuantizeMxRows(MxFormat format, Format from,
                             const MxOptions& options,
                             absl::Span<uint8_t> elements,
                             absl::Span<uint8_t> scales);
-// The scale code of one MX block from its amax (finite, >= 0) — the DESIGN §5
+// The scale code of one MX block from its amax (finite, >= 0) — the docs/semantics.md section 5
 // formulas; `has_nan` forces 0xFF.
 uint8_t MxScaleCode(MxFormat format, ScaleMode mode, float amax, bool has_nan);
 // The ue4m3 block scale code of one NVFP4 block.

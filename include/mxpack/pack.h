@@ -1,4 +1,4 @@
-// Packed layouts of DESIGN.md section 2 and the tcgen05.cp decompression
+// Packed layouts of docs/semantics.md section 2 and the tcgen05.cp decompression
 // (b4x16_p64 / b6x16_p32 -> b8x16), scalar reference and dispatched SIMD.
 #ifndef MXPACK_PACK_H_
 #define MXPACK_PACK_H_
@@ -24,7 +24,7 @@ enum class Layout : uint8_t {
 };
 
 // Placement of a 6-bit code inside its 8-bit tcgen05.cp container (open in
-// DESIGN.md section 2). 4-bit codes always sit in bits [5:2].
+// docs/semantics.md section 2). 4-bit codes always sit in bits [5:2].
 enum class Fp6Container : uint8_t {
   kLow6,  // 00xxxxxx: code in bits [5:0] (default; PTX mma / TMA text).
   kMid6,  // 0xxxxxx0: code in bits [6:1] (one CuTe DSL example).

@@ -1,4 +1,4 @@
-// Scalar reference ("the oracle") of every conversion in DESIGN.md section 1.
+// Scalar reference ("the oracle") of every conversion in docs/semantics.md section 1.
 //
 // Everything else in mxpack (SIMD kernels, packed layouts, block scaling, the
 // CUDA backend's comparisons) is tested against these functions. They are
@@ -38,8 +38,8 @@ enum class OverflowTie : uint8_t {
   // IEEE 754 ties-to-even: the tie rounds to the (even) overflow value, so
   // e5m2 61440 -> Inf under nosat. Matches CUDA 13 __nv_cvt_float_to_fp8.
   kEven,
-  // DESIGN.md section 1 wording "e5m2: 61440 -> 57344 tie": the tie rounds to
-  // max finite. Offered as an explicit option; see README "Open points".
+  // docs/semantics.md section 1 wording "e5m2: 61440 -> 57344 tie": the tie rounds to
+  // max finite. Offered as an explicit option; see docs/semantics.md, "Open points".
   kToMaxFinite,
 };
 
@@ -102,7 +102,7 @@ namespace scalar {
 // of rounding up stays proportional to the discarded fraction. This is the
 // PTX cvt.rs description ("carry out of the integer addition of rbits to the
 // truncated-off bits"); the exact lane of rbits used by hardware for
-// subnormal results is unverified (README "Open points").
+// subnormal results is unverified (docs/semantics.md, "Open points").
 uint64_t Convert(Format from, Format to, uint64_t bits,
                  const EncodePolicy& policy, uint32_t rbits = 0);
 

@@ -1,4 +1,4 @@
-// tcgen05 data-movement instructions on the host (DESIGN.md section 3): the
+// tcgen05 data-movement instructions on the host (docs/semantics.md section 3): the
 // PTX spellings of tcgen05.cp / .shift / .ld / .st parsed and validated
 // (shapes, multicast, decompression formats, .num, pack, targets), the
 // shared-memory matrix descriptor and its address generation, and the
@@ -191,7 +191,7 @@ int NumRegisters(const Instruction& inst);
 int CpRows(Shape s);
 int CpChunksPerRow(Shape s);
 // Destination lane offsets (relative to the taddr lane) of source row r
-// (DESIGN.md section 3 table; [PTX] tcgen05.cp multicast figures).
+// (docs/semantics.md section 3 table; [PTX] tcgen05.cp multicast figures).
 std::vector<int> CpDestLanes(Shape s, Multicast m, int row);
 
 // Where register j of thread t of an ld/st lives, relative to taddr.
@@ -248,7 +248,7 @@ absl::StatusOr<SmemDescriptor> DecodeDescriptor(uint64_t bits);
 std::string DescribeDescriptor(const SmemDescriptor& d);
 
 // Shared-memory byte address of 16-byte chunk `chunk` of row `row` of a
-// K-major tile (DESIGN.md section 3):
+// K-major tile (docs/semantics.md section 3):
 //  - no swizzle: start + (row%8)*16 + (row/8)*SBO + chunk*LBO.
 //  - swizzle of width W (32/64/128 bytes): the row pitch inside an 8-row
 //    atom is W; chunk c < W/16 lies at c*16 in the row, further chunks at

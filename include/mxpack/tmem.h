@@ -1,4 +1,4 @@
-// Functional host model of Blackwell tensor memory (DESIGN.md section 3):
+// Functional host model of Blackwell tensor memory (docs/semantics.md section 3):
 // tcgen05.cp (with optional decompression), tcgen05.shift and the warp
 // fragments of tcgen05.ld / tcgen05.st on a 128-lane x 512-column TMEM, with
 // an optional peer CTA for .cta_group::2.
@@ -69,7 +69,7 @@ class Tmem {
   // tcgen05.shift.down: within the 32-lane block starting at taddr.lane
   // (which must be a multiple of 32), lane r+1 takes lane r's 8 columns
   // starting at taddr.column, for r = 30..0; lane 0 of the block keeps its
-  // data (DESIGN.md section 3, open until checked on hardware).
+  // data (docs/semantics.md section 3, open until checked on hardware).
   absl::Status Shift(const tcgen05::Instruction& inst, uint32_t taddr);
 
   // tcgen05.ld by warp `warp` (any warp id; it may access lanes

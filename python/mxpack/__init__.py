@@ -220,7 +220,7 @@ def encode(x: np.ndarray, fmt: str, rounding: str = "rn",
            codes: bool = False, out: Optional[np.ndarray] = None,
            impl: str = "best") -> np.ndarray:
     """Encodes f32/f64/f16/bf16 values to `fmt`, rounded once from the exact
-    source value (DESIGN.md section 1).
+    source value (docs/semantics.md section 1).
 
     rounding: rn (default), rz, rm, rp, rs (ue8m0: rz or rp only).
     saturation: satfinite (default) or nosat (not for e2m1/e2m3/e3m2).
@@ -383,7 +383,7 @@ def reduce(replicas: Union[Sequence[np.ndarray], np.ndarray],
            ptx: Optional[str] = None, model: str = "sequential", *,
            type: Optional[str] = None, op: str = "add", acc: str = "none",
            impl: str = "best") -> np.ndarray:
-    """multimem.ld_reduce over N replicas (host model, DESIGN.md section 4).
+    """multimem.ld_reduce over N replicas (host model, docs/semantics.md section 4).
 
     `replicas` is a sequence of equally shaped arrays (or one array whose
     first axis indexes replicas), reduced element-wise in replica order.

@@ -147,7 +147,7 @@ def test_overflow_tie_option():
     even = mxpack.encode(x, "e5m2", "rn", "nosat", codes=True)
     to_max = mxpack.encode(x, "e5m2", "rn", "nosat", overflow_tie="max_finite", codes=True)
     assert even.tolist() == [0x7C, 0xFC]      # IEEE ties-to-even: Inf
-    assert to_max.tolist() == [0x7B, 0xFB]    # DESIGN wording: max finite
+    assert to_max.tolist() == [0x7B, 0xFB]    # OverflowTie.TO_MAX_FINITE: max finite
     with pytest.raises(ValueError, match="overflow_tie"):
         mxpack.encode(x, "e5m2", overflow_tie="nearest")
 

@@ -1,7 +1,7 @@
 """Cross-check with ml_dtypes (numpy dtypes of JAX & co.): for e4m3, e5m2,
 e2m3, e3m2, e2m1 and e8m0, every f16 input, every bf16 input and a large f32
 sample agree with mxpack except in the documented classes (README "Python",
-DESIGN.md section 1 last paragraph). Each difference class is asserted
+docs/semantics.md section 1 last paragraph). Each difference class is asserted
 exactly (which inputs, and both sides' values), so a silent change on either
 side fails."""
 

@@ -284,12 +284,12 @@ CheckResult VerifyCp(size_t form, tcgen05::Swizzle swizzle, bool shift,
     if (dl.empty()) {
       return Row(group, name, Outcome::kPassed, cells,
                  "every code: FP6 container = low6 (00xxxxxx, Fp6Container::kLow6, the "
-                 "DESIGN default), padding ignored");
+                 "documented default), padding ignored");
     }
     if (dm.empty()) {
       return Row(group, name, Outcome::kPassed, cells,
                  "every code: FP6 container = mid6 (0xxxxxx0, Fp6Container::kMid6): the "
-                 "DESIGN default kLow6 is wrong for this hardware");
+                 "documented default kLow6 is wrong for this hardware");
     }
     return Row(
         group, name, Outcome::kFailed, cells,

@@ -1,6 +1,6 @@
-// PaddedCodec: the in-register codecs of the padded layouts (DESIGN.md
+// PaddedCodec: the in-register codecs of the padded layouts (docs/semantics.md
 // section 2), shared by the packed-layout kernels (pack-inl.h) and the MX
-// quantizer's fused pass (mx-inl.h). Not available on HWY_SCALAR (one-lane
+// quantizer's fused pass (src/mx/quantize-inl.h). Not available on HWY_SCALAR (one-lane
 // vectors cannot hold a 16-byte group).
 
 // Per-target include guard (Highway convention).

@@ -1,4 +1,4 @@
-// Scalar reference of DESIGN.md section 1: one generic, traits-driven codec.
+// Scalar reference of docs/semantics.md section 1: one generic, traits-driven codec.
 #include "mxpack/scalar.h"
 
 #include <cmath>
@@ -127,7 +127,7 @@ uint64_t RoundFinite(const FormatTraits& t, const Unpacked& u, bool neg,
   const int emin = MinNormalExp(t);
   if (!t.has_subnormals && e_x < emin) {
     // No zero and no subnormals (ue8m0): tiny values clamp to the smallest
-    // code in every rounding mode (DESIGN: "0 and tiny values give 0x00").
+    // code in every rounding mode (docs/semantics.md: "0 and tiny values give 0x00").
     return 0;
   }
   int q = (e_x > emin ? e_x : emin) - t.man_bits;
@@ -182,7 +182,7 @@ uint64_t RoundFinite(const FormatTraits& t, const Unpacked& u, bool neg,
   const uint64_t max_e = t.max_code >> t.man_bits;
   if (e_field > max_e ||
       (e_field == max_e && m_field > (t.max_code & LowMask(t.man_bits)))) {
-    // DESIGN wording option: an exact tie between max finite and the next
+    // OverflowTie::kToMaxFinite: an exact tie between max finite and the next
     // (unrepresentable) value stays at max finite. Rounding up adds one to
     // the magnitude code, so the truncated value was max finite exactly when
     // the rounded one is max_code + 1.

@@ -1,4 +1,4 @@
-// Scalar reference of the multimem reductions (DESIGN.md section 4) and the
+// Scalar reference of the multimem reductions (docs/semantics.md section 4) and the
 // host model of a multicast object with N replicas.
 //
 // Every float rounding goes through scalar::Convert (one rounding from an
@@ -74,7 +74,7 @@ uint64_t Widen(Format from, Format to, uint64_t code) {
 }
 
 // Final rounding of an accumulator in `acc` to the element format `elem`:
-// RNE, fp8 satfinite (so an e5m2 Inf becomes max finite, as DESIGN says
+// RNE, fp8 satfinite (so an e5m2 Inf becomes max finite, as docs/semantics.md says
 // "fp8 results satfinite"), NaN canonical.
 uint64_t Narrow(Format acc, Format elem, uint64_t code) {
   if (elem == Format::kF64) {

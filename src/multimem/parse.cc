@@ -6,10 +6,10 @@
 // multimem.red" (syntax block, the ".vec / base float-type" table, the ".op /
 // base type" table, the ".acc_prec" table, "PTX ISA Notes" and "Target ISA
 // Notes"), and the PTX 8.6 release notes ("Extends multimem.ld_reduce and
-// multimem.st instructions to support .e5m2, ... types"). DESIGN.md section 4
+// multimem.st instructions to support .e5m2, ... types"). docs/semantics.md section 4
 // restates the same rules; where the PTX text is self-contradictory (its
 // example "multimem.red.relaxed.gpu.max.f64" against ".redop = { .add }") we
-// follow the grammar and DESIGN.md: float red is .add only.
+// follow the grammar and docs/semantics.md section 4: float red is .add only.
 #include <algorithm>
 #include <string>
 #include <vector>

@@ -1,5 +1,5 @@
 // Highway kernels of the multimem float add reductions over N sources
-// (DESIGN.md section 4), bit-identical to mxpack::scalar::ReduceElement.
+// (docs/semantics.md section 4), bit-identical to mxpack::scalar::ReduceElement.
 // Included once per target by src/multimem/reduce.cc.
 //
 // Values live in f32 lanes ("acc domain"). Every rounding the scalar model
@@ -651,9 +651,8 @@ inline constexpr size_t kF16PrefetchBytes = 1024;
 // kSequential over kK consecutive chunks of 64 elements at `pos`; false if
 // they hold e4m3 NaN codes (nothing written). Each source's kK lines are read
 // back to back and prefetched kF16PrefetchBytes ahead: with 8 sources the
-// hardware prefetchers alone left the L2-resident loop waiting on loads
-// (8 sources, L2 size: 1.31-1.44x in three 8-run bench/ratio_runs.py
-// comparisons; 2 or 8 chunks and 512 / 2048 bytes ahead were no better).
+// hardware prefetchers alone leave the L2-resident loop waiting on loads
+// (2 or 8 chunks and half or twice the distance do no better).
 template <Elem E, Step S, size_t kK>
 MXPACK_FP16_INLINE bool F16SeqChunks(const uint8_t* const* s, size_t nsrc, size_t pos,
                                      uint8_t* o) {
@@ -720,7 +719,7 @@ MXPACK_FP16_TARGET void F16Range(const uint8_t* const* s, size_t nsrc, uint8_t* 
                                  size_t end, __m512i* scratch, std::vector<size_t>* fallback) {
   size_t pos = 0;
   if constexpr (!kTree) {
-    constexpr size_t kK = 4;  // 2 and 8 measured no faster
+    constexpr size_t kK = 4;  // 2 and 8 are no faster
     for (; pos + 64 * kK <= end; pos += 64 * kK) {
       if (!F16SeqChunks<E, S, kK>(s, nsrc, pos, o)) {
         for (size_t j = 0; j < kK; ++j) fallback->push_back(pos + 64 * j);
@@ -791,7 +790,7 @@ void ReduceModelSwitch(const ReduceSpec& spec, const uint8_t* const* src,
 }
 
 // ---------------------------------------------------------------------------
-// Float min / max (DESIGN.md section 4): exact, so any order gives the
+// Float min / max (docs/semantics.md section 4): exact, so any order gives the
 // scalar fold's result. Codes are sign-magnitude; key = c ^ (sign ? mag_mask
 // : 0) is a two's-complement integer with the same order as the values and
 // -0 < +0 (0x80 -> -1 < 0 for fp8). NaN codes get the key that loses every

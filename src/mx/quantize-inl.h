@@ -7,7 +7,7 @@
 // one code per byte or, for the padded GPU layouts, as b4x16_p64 /
 // b6x16_p32 groups. bf16 into fp8 (MXFP8) encodes the bf16 bits directly
 // with the scale folded into an integer rounding addend (EncodeDirect).
-// Per-target toggle guard as in STYLE.md.
+// Per-target toggle guard (re-included once per Highway target).
 #if defined(MXPACK_SRC_MX_QUANTIZE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MXPACK_SRC_MX_QUANTIZE_INL_H_
 #undef MXPACK_SRC_MX_QUANTIZE_INL_H_
@@ -562,12 +562,12 @@ class MxBlockQuantizer {
   // there, reads first: pass 1's loads, serialized after pass 3, otherwise
   // leave the encoder idle). Past the input's end the prefetches are
   // harmless. l2 (MxBlockArgs::prefetch_l2, inputs that stream from DRAM):
-  // into L2 only, which measured 1.04-1.10x at 256 MiB against prefetching
-  // into L1 (presumably fewer L1 fill buffers held per DRAM miss); at 768
-  // KiB it measured 0.97-0.99x, so L2-resident inputs keep the L1 prefetch.
-  // l2 is a compile-time flag (std::bool_constant): the callers run one
-  // loop per kind of prefetch, without a branch per step (a per-step test
-  // measured 0.87x at 256 MiB in one build, by code placement).
+  // into L2 only, which is faster for DRAM-sized inputs than prefetching
+  // into L1 (presumably fewer L1 fill buffers held per DRAM miss) but slower
+  // for L2-resident ones, which keep the L1 prefetch. l2 is a compile-time
+  // flag (std::bool_constant): the callers run one loop per kind of
+  // prefetch, without a branch per step (whose cost depended on code
+  // placement).
   template <class L2>
   static HWY_INLINE void PrefetchNextChunk(const uint8_t* p, size_t chunk_bytes, size_t bytes,
                                            L2 /*l2*/) {
@@ -588,9 +588,9 @@ class MxBlockQuantizer {
 
 #ifdef MXPACK_HAVE_FP16_HALF_ENCODE
   // Pass 3 of kFp16Direct chunks: one block (32 bf16) per vector, two
-  // blocks per step, codes one per byte. The elements are read again
-  // (storing their magnitudes in pass 1 for this pass measured 0.93x: the
-  // encoder now derives them in one shift).
+  // blocks per step, codes one per byte. The elements are read again rather
+  // than stored as magnitudes in pass 1: the encoder derives them in one
+  // shift, cheaper than the extra store and load.
   static MXPACK_FP16_TARGET HWY_NOINLINE void EncodeChunkFp16(const uint8_t* HWY_RESTRICT src,
                                                               const uint32_t* HWY_RESTRICT rebias2,
                                                               size_t nb, uint8_t* HWY_RESTRICT out,
@@ -805,7 +805,7 @@ class MxBlockQuantizer {
         // One load per vector: without the register constraint GCC folds
         // the load into both of Form's uses (the mask and the add), two
         // loads per vector, each split across two cache lines when the
-        // input is not 64-byte aligned (measured 1.03x).
+        // input is not 64-byte aligned.
         __m512i y = Load(du, p + k * N * kSrcBytes, 0).raw;
         asm("" : "+v"(y));  // NOLINT(hicpp-no-assembler)
         return y;

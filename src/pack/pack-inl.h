@@ -1,4 +1,4 @@
-// Highway kernels of the packed layouts (DESIGN.md section 2): padded groups
+// Highway kernels of the packed layouts (docs/semantics.md section 2): padded groups
 // of 16 <-> one byte per element (codes or tcgen05.cp containers), dense4 and
 // dense6 <-> codes. Inputs are pre-validated; nothing allocates. Included once
 // per target by src/pack/pack.cc.
@@ -104,8 +104,8 @@ HWY_INLINE void ForEachPaddedVector(const uint8_t* HWY_RESTRICT in,
       i = N - misalign;
     }
     for (; i + 2 * N <= bytes; i += 2 * N) {
-      // Software prefetch 1 KiB ahead, clamped to the input: b6x16_p32 from
-      // DRAM 0.78-0.80x -> 0.85x memcpy, b4x16_p64 within noise.
+      // Software prefetch 1 KiB ahead, clamped to the input: the streaming
+      // stores leave the hardware prefetchers behind on DRAM-sized inputs.
       hwy::Prefetch(in + HWY_MIN(i + 1024, bytes - 1));
       const auto a = hn::LoadU(d, in + i);
       const auto b = hn::LoadU(d, in + i + N);
@@ -115,7 +115,7 @@ HWY_INLINE void ForEachPaddedVector(const uint8_t* HWY_RESTRICT in,
     hwy::FlushStream();
   }
   // Cached outputs: a partial head step aligns `out` too (a misaligned
-  // vector store writes two lines; Decompress at the L2 size: about 1.07x).
+  // vector store writes two lines).
   if (i == 0 && bytes >= 4 * N && misalign % 16 == 0 && misalign != 0) {
     partial(0, N - misalign);
     i = N - misalign;
@@ -372,8 +372,8 @@ HWY_NOINLINE void EncodePaddedFusedT(const uint8_t* HWY_RESTRICT in, uint8_t* HW
   };
   size_t i = 0;
   // Whole steps, 16 bytes out per 16 elements; the prefetch decided once,
-  // outside the loop (with the test inside, 0.92-0.94x at the L2 size in
-  // three 8-10-run comparisons, even where no prefetch was issued).
+  // outside the loop (a test inside slowed the loop even where no prefetch
+  // was issued).
   const auto whole_steps = [&](auto prefetch) {
     for (; i + N8 <= n; i += N8) {
       if constexpr (decltype(prefetch)::value) PrefetchAhead(in + i * kIn, N8 * kIn);

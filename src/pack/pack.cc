@@ -1,4 +1,4 @@
-// Dispatched entry points of the packed layouts (DESIGN.md section 2): argument
+// Dispatched entry points of the packed layouts (docs/semantics.md section 2): argument
 // checks, then the per-target kernels of pack-inl.h (or the scalar reference
 // for Impl::kScalar). Fused decode/encode run the element conversion on
 // L1-resident tiles of codes and pack/unpack each tile with the same Impl.

@@ -1,5 +1,5 @@
 // Scalar reference of the packed layouts and tcgen05.cp containers of
-// DESIGN.md section 2, plus the names, sizes and argument checks shared with
+// docs/semantics.md section 2, plus the names, sizes and argument checks shared with
 // the SIMD path (src/pack/pack.cc).
 #include <cstddef>
 #include <cstdint>

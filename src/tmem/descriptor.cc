@@ -144,7 +144,7 @@ absl::StatusOr<uint32_t> ChunkAddress(const SmemDescriptor& d, int row, int chun
   const uint32_t r = static_cast<uint32_t>(row);
   const uint32_t c = static_cast<uint32_t>(chunk);
   if (d.swizzle == Swizzle::kNone) {
-    // DESIGN.md section 3: 8 rows of one 16-byte chunk form a core matrix
+    // docs/semantics.md section 3: 8 rows of one 16-byte chunk form a core matrix
     // (128 contiguous bytes); SBO steps 8-row groups, LBO steps chunks.
     return d.start_address + (r % 8) * 16 + (r / 8) * d.stride_byte_offset +
            c * d.leading_byte_offset;

@@ -607,7 +607,7 @@ int CpChunksPerRow(Shape s) {
 }
 
 std::vector<int> CpDestLanes(Shape s, Multicast m, int row) {
-  // DESIGN.md section 3 table, from the [PTX] 9.7.16.9.1 multicast figures.
+  // docs/semantics.md section 3 table, from the [PTX] 9.7.16.9.1 multicast figures.
   switch (s) {
     case Shape::k128x256b:
     case Shape::k128x128b: return {row};

@@ -1,5 +1,5 @@
 // Host model of tensor memory: tcgen05.cp / shift / ld / st semantics of
-// DESIGN.md section 3 on a 128 x 512 x 32-bit array per CTA.
+// docs/semantics.md section 3 on a 128 x 512 x 32-bit array per CTA.
 #include "mxpack/tmem.h"
 
 #include <algorithm>

@@ -37,12 +37,10 @@ HWY_INLINE void StoreLanes(DU du, hn::Vec<DU> v, uint8_t* out) {
 }
 
 // Software prefetch of the input kPrefetchBytes ahead, for wide sources
-// (f32/f16/bf16) beyond L1 (kPrefetchMinBytes): 1.13-1.31x for the encoders
-// at the DRAM size (bench/ratio_runs.py, 6 alternating runs) and 1.21-1.31x
-// for the fused b4x16_p64 encode (8 runs, session 7); at the L2 size the
-// runs disagreed (encoders 0.97-1.19x, fused encode 0.96-1.05x), i.e. no
-// change resolvable on this VM; 512 and 2048 bytes ahead measured the same.
-// Prefetches past the end of `in` are harmless.
+// (f32/f16/bf16) beyond L1 (kPrefetchMinBytes): streaming encoders at the DRAM
+// size otherwise wait on loads the hardware prefetchers issue too late; the
+// distance is not critical (half and twice as far do as well). Prefetches
+// past the end of `in` are harmless.
 inline constexpr uintptr_t kPrefetchBytes = 1024;
 inline constexpr size_t kPrefetchMinBytes = 64 * 1024;
 
@@ -62,7 +60,7 @@ HWY_INLINE void PrefetchAhead(const uint8_t* p, size_t bytes) {
 
 // Runs `step(in_ptr, out_ptr)` over n elements, kGroup * N elements per step
 // (N = Lanes(d)): whole steps first, then exactly one step through
-// zero-padded aligned buffers for the tail (STYLE.md tail rule).
+// zero-padded aligned buffers for the tail (whole vectors, then one padded step).
 template <size_t kInBytes, size_t kOutBytes, size_t kGroup, class D, class Step>
 HWY_INLINE void ForEachStep(D d, const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
                             size_t n, const Step& step) {

@@ -1,7 +1,7 @@
 // PTX inspection of the CUDA backend (registered only when it is built):
 // the .ptx files the build keeps (<build>/cuda_ptx, nvcc -ptx per kernel
 // file and architecture) must contain the exact instruction spellings of
-// issue 8 and of every form in mxpack/cuda.h's tables, every tcgen05 /
+// the backend's specification and of every form in mxpack/cuda.h's tables, every tcgen05 /
 // multimem instruction in them must pass the project's ptx-check registry on
 // the PTX's target, every packed cvt must be a legal host conversion that
 // the table lists, and ptxas must have assembled a cubin for sm_100a.
@@ -91,7 +91,7 @@ TEST(CudaPtx, FilesExistAndCubinsAssembledForSm100a) {
   }
 }
 
-// The spellings issue 8 names, verbatim.
+// The spellings the backend is specified to emit, verbatim.
 TEST(CudaPtx, IssueSpellingsPresent) {
   const std::string ptx = AllPtx("sm_100a");
   for (const char* s : {

@@ -272,7 +272,7 @@ TEST(ScalarEncode, OverflowTieOption) {
   EncodePolicy p;
   p.saturation = Saturation::kNoSat;
   p.overflow_tie = OverflowTie::kToMaxFinite;
-  EXPECT_EQ(scalar::EncodeF32(61440.f, Format::kE5M2, p), 0x7Bu);  // DESIGN wording
+  EXPECT_EQ(scalar::EncodeF32(61440.f, Format::kE5M2, p), 0x7Bu);  // kToMaxFinite
   EXPECT_EQ(scalar::EncodeF32(61441.f, Format::kE5M2, p), 0x7Cu);  // above: Inf
   EXPECT_EQ(scalar::EncodeF32(-61440.f, Format::kE5M2, p), 0xFBu);
   EXPECT_EQ(scalar::EncodeF32(464.f, Format::kE4M3, p), 0x7Eu);    // unchanged
@@ -386,7 +386,7 @@ TEST(Format, NamesParseAndPrint) {
 }
 
 TEST(Format, TraitsAgreeWithDecodedMax) {
-  // max_code decodes to the documented max finite of DESIGN section 1.
+  // max_code decodes to the documented max finite of docs/semantics.md section 1.
   EXPECT_EQ(scalar::ToDouble(Format::kE2M1, Traits(Format::kE2M1).max_code), 6.0);
   EXPECT_EQ(scalar::ToDouble(Format::kE2M3, Traits(Format::kE2M3).max_code), 7.5);
   EXPECT_EQ(scalar::ToDouble(Format::kE3M2, Traits(Format::kE3M2).max_code), 28.0);

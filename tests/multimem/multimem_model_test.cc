@@ -115,7 +115,7 @@ const MiniFormat& Mini(MmType t) {
 
 bool IsFp8(const MiniFormat& f) { return &f == &kE4M3 || &f == &kE5M2; }
 
-// The model definitions of DESIGN.md section 4, written on the oracle.
+// The model definitions of docs/semantics.md section 4, written on the oracle.
 uint32_t OracleAdd(const ReduceSpec& spec, const std::vector<uint32_t>& codes) {
   const MiniFormat& e = Mini(spec.type);
   const bool fp8 = IsFp8(e);

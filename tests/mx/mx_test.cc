@@ -1,5 +1,5 @@
 // Tests of MX / NVFP4 block quantization (include/mxpack/mx.h): hand-computed
-// golden blocks, an independent per-block evaluation of the DESIGN §5
+// golden blocks, an independent per-block evaluation of the docs/semantics.md section 5
 // formulas, every SIMD target against the scalar reference, the tcgen05
 // scale-tile layout against an independent reshape/permute derivation,
 // dequantization, error statistics and error paths.

@@ -1,4 +1,4 @@
-// Bit order of the packed layouts pinned to DESIGN.md section 2 with
+// Bit order of the packed layouts pinned to docs/semantics.md section 2 with
 // hand-written byte vectors, through the scalar reference and the dispatched
 // entry points (best target).
 #include <cstdint>

@@ -372,7 +372,7 @@ TEST(Tcgen05Check, PtxCheckRegistry) {
 }
 
 // ---------------------------------------------------------------------------
-// Shared-memory descriptor [PTX 9.7.16.4.1] / DESIGN.md section 3.
+// Shared-memory descriptor [PTX 9.7.16.4.1] / docs/semantics.md section 3.
 TEST(Tcgen05Descriptor, EncodeDecodeAllFields) {
   SmemDescriptor d;
   d.start_address = 0x3FFF0;  // All 14 bits set.
@@ -429,7 +429,7 @@ TEST(Tcgen05Descriptor, ChunkAddressNoSwizzle) {
   d.start_address = 0x200;
   d.leading_byte_offset = 0x800;
   d.stride_byte_offset = 0x80;
-  // start + (r%8)*16 + (r/8)*SBO + j*LBO (DESIGN.md section 3).
+  // start + (r%8)*16 + (r/8)*SBO + j*LBO (docs/semantics.md section 3).
   EXPECT_EQ(*ChunkAddress(d, 0, 0), 0x200u);
   EXPECT_EQ(*ChunkAddress(d, 7, 0), 0x200u + 7 * 16);
   EXPECT_EQ(*ChunkAddress(d, 8, 0), 0x200u + 0x80);
@@ -479,7 +479,7 @@ TEST(Tcgen05Descriptor, ChunkAddressSwizzled) {
 
 // ---------------------------------------------------------------------------
 // ld/st fragment tables. Expected (lane, column) per (thread t, register j),
-// relative to taddr, written from DESIGN.md section 3 which cites:
+// relative to taddr, written from docs/semantics.md section 3 which cites:
 //   32x32b   [PTX Fig. 183], [CUTLASS] SM100_TMEM_LOAD_32dp32b*
 //   16x64b   [CUTLASS] SM100_TMEM_LOAD_16dp64b* (PTX Fig. 184 is an image)
 //   16x128b  [CUTLASS] SM100_TMEM_LOAD_16dp128b*
@@ -559,7 +559,7 @@ TEST(Tcgen05Fragment, GoldenSpotChecks) {
 }
 
 TEST(Tcgen05Geometry, CpLanesAndColumns) {
-  // DESIGN.md section 3 table.
+  // docs/semantics.md section 3 table.
   EXPECT_EQ(CpDestLanes(Shape::k128x256b, Multicast::kNone, 77), std::vector<int>{77});
   EXPECT_EQ(CpDestLanes(Shape::k4x256b, Multicast::kNone, 3), std::vector<int>{96});
   EXPECT_EQ(CpDestLanes(Shape::k64x128b, Multicast::kWarpx2_02_13, 40),

@@ -1,7 +1,7 @@
 // Tests of the tensor-memory host model (include/mxpack/tmem.h): tcgen05.cp
 // for every shape (plain and with decompression), tcgen05.shift, the ld/st
 // fragment tables and the error paths. Expected values come from formulas
-// written here from DESIGN.md section 3, not from the library.
+// written here from docs/semantics.md section 3, not from the library.
 #include "mxpack/tmem.h"
 
 #include <algorithm>
@@ -31,7 +31,7 @@ Instruction P(absl::string_view s) {
   return *i;
 }
 
-// Test-local K-major address walk (DESIGN.md section 3; swizzles as the CuTe
+// Test-local K-major address walk (docs/semantics.md section 3; swizzles as the CuTe
 // Swizzle<B,4,3> functors on the byte address).
 uint32_t Addr(uint32_t start, uint32_t lbo, uint32_t sbo, int swizzle_bytes, int r,
               int j) {
@@ -41,7 +41,7 @@ uint32_t Addr(uint32_t start, uint32_t lbo, uint32_t sbo, int swizzle_bytes, int
   return a ^ (row_bits << 4);
 }
 
-// Destination lane offsets of source row r (DESIGN.md section 3 table).
+// Destination lane offsets of source row r (docs/semantics.md section 3 table).
 std::vector<int> Lanes(absl::string_view shape_and_mc, int r) {
   if (absl::StartsWith(shape_and_mc, "128x")) return {r};
   if (shape_and_mc == "4x256b") return {32 * r};
@@ -139,7 +139,7 @@ TEST(TmemCp, EveryShapeEveryByte) {
 }
 
 // Decompression: every element position of both layouts and both FP6
-// container placements (DESIGN.md section 2 containers; section 3: chunk j
+// container placements (docs/semantics.md section 2 containers; section 3: chunk j
 // -> columns 4j..4j+3, element 4c+k in byte k of column c).
 TEST(TmemCp, DecompressionEveryElement) {
   for (const char* fmt : {"b4x16_p64", "b6x16_p32"}) {
@@ -292,7 +292,7 @@ TEST(TmemShift, Errors) {
 
 // ---------------------------------------------------------------------------
 // ld/st fragments: register j of thread t -> (lane, column) relative to
-// taddr, from DESIGN.md section 3 (sources: 32x32b [PTX Fig. 183]; 16x64b,
+// taddr, from docs/semantics.md section 3 (sources: 32x32b [PTX Fig. 183]; 16x64b,
 // 16x128b, 16x256b, 16x32bx2 [CUTLASS copy_traits_sm100.hpp
 // SM100_TMEM_LOAD_16dp{64,128,256,32}b*]).
 std::pair<int, int> ExpectedCell(absl::string_view shape, int t, int j, int split) {

@@ -20,5 +20,14 @@ void BM_Memcpy(benchmark::State& state) {
 }
 BENCHMARK(BM_Memcpy)->Apply(WorkingSets);
 
+// The SIMD target every "simd" benchmark runs, in the JSON context
+// (bench/perf_table.py prints it).
+const bool kContext = [] {
+  benchmark::AddCustomContext("mxpack_target", ImplName(SimdImpl()) == "best"
+                                                   ? ImplName(Impl{AvailableTargets()[0]})
+                                                   : ImplName(SimdImpl()));
+  return true;
+}();
+
 }  // namespace
 }  // namespace mxpack::bench

@@ -109,6 +109,7 @@ int RunQuantizeModel(const std::vector<std::string>& args) {
                          "expected IN.safetensors OUT.safetensors, got %d arguments",
                          args.size())));
   }
+  if (absl::Status s = CheckOutputs({args[1]}, {args[0]}); !s.ok()) return Fail(cmd, s);
   QuantizeModelOptions o;
   if (absl::GetFlag(FLAGS_format).empty()) {
     return Fail(cmd, absl::InvalidArgumentError(
@@ -154,6 +155,7 @@ int RunDequantizeModel(const std::vector<std::string>& args) {
                          "expected IN.safetensors OUT.safetensors, got %d arguments",
                          args.size())));
   }
+  if (absl::Status s = CheckOutputs({args[1]}, {args[0]}); !s.ok()) return Fail(cmd, s);
   DequantizeModelOptions o;
   if (!absl::GetFlag(FLAGS_to).empty()) {
     absl::StatusOr<Format> to = ParseFormat(absl::GetFlag(FLAGS_to));
@@ -221,8 +223,8 @@ const bool kQuantizeModel = RegisterCommand(
      "tcgen05.cp load)\n\n"
      "Prints per-tensor sizes and throughput, with --error-stats also SQNR, max "
      "abs error,\nRMSE and saturated count per tensor and in total (--json: as JSON).\nThe "
-     "output is identical for every --threads; it is written to OUT.mxpack-tmp "
-     "and\nrenamed, so errors leave no output file.",
+     "output is identical for every --threads; it is written to a temporary file "
+     "next to OUT\nand renamed, so errors leave no output file.",
      {"format", "layout", "scale_mode", "include", "exclude", "threads", "error_stats",
       "json", "quiet"},
      RunQuantizeModel});

@@ -2,13 +2,9 @@
 // checkpoint as a Hugging Face model directory (config.json,
 // generation_config.json, safetensors shards with their index), so every
 // command of the documentation can run without downloading a model.
-#include <stdlib.h>
-#include <sys/stat.h>
-
 #include <cstdio>
-#include <filesystem>
+#include <memory>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -18,6 +14,7 @@
 #include "mxpack/model.h"
 #include "mxpack/safetensors.h"
 #include "nlohmann/json.hpp"
+#include "src/util/output_file.h"
 #include "tools/cli.h"
 
 ABSL_FLAG(int32_t, layers, 4, "example-model: decoder layers (1..64)");
@@ -53,11 +50,7 @@ nlohmann::ordered_json LlamaConfigJson(const SyntheticModelConfig& c) {
 }
 
 absl::Status WriteText(const std::string& path, const std::string& text) {
-  FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) return absl::PermissionDeniedError(absl::StrCat(path, ": cannot create"));
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) != 0 || !ok) return absl::DataLossError(absl::StrCat(path, ": write error"));
-  return absl::OkStatus();
+  return WriteFileAtomically(path, text);
 }
 
 // Writes the model into `dir` (an empty staging directory).
@@ -117,39 +110,19 @@ int RunExampleModel(const std::vector<std::string>& args) {
     return Fail("example-model", absl::InvalidArgumentError(absl::StrFormat(
                                      "--shards: expected 1..16, got %d", shards)));
   }
-  std::filesystem::path dest(args[0]);
-  while (dest.has_filename() == false && dest.has_parent_path() && dest != dest.root_path()) {
-    dest = dest.parent_path();  // "dir/" -> "dir"
-  }
-  std::error_code ec;
-  if (std::filesystem::symlink_status(dest, ec).type() !=
-      std::filesystem::file_type::not_found) {
-    return Fail("example-model",
-                absl::AlreadyExistsError(absl::StrFormat(
-                    "%s: already exists; name a new directory", dest.string())));
-  }
-  // Staged next to the destination and renamed at the end, so a failure
-  // leaves no partial model directory.
-  std::string tmpl = dest.string() + ".mxpack-tmp.XXXXXX";
-  if (mkdtemp(tmpl.data()) == nullptr) {
-    return Fail("example-model", absl::PermissionDeniedError(absl::StrFormat(
-                                     "%s: cannot create a directory next to it",
-                                     dest.string())));
-  }
-  const mode_t mask = umask(0);  // mkdtemp makes 0700; give the usual 0777 & ~umask
-  umask(mask);
-  chmod(tmpl.c_str(), 0777 & ~mask);
+  const std::string& dest = args[0];
+  // Staged next to the destination and renamed at the end, so a failure or
+  // an interruption leaves no partial model directory.
+  absl::Status st = CheckOutputDirectory(dest, {}, /*overwrite=*/false);
+  absl::StatusOr<std::unique_ptr<StagedDirectory>> staged =
+      st.ok() ? StagedDirectory::Create(dest, /*overwrite=*/false)
+              : absl::StatusOr<std::unique_ptr<StagedDirectory>>(st);
+  if (!staged.ok()) return Fail("example-model", staged.status());
   SyntheticModelConfig config;
   config.layers = static_cast<size_t>(layers);
-  absl::Status st = WriteModel(tmpl, config, shards);
-  if (st.ok() && std::rename(tmpl.c_str(), dest.c_str()) != 0) {
-    st = absl::AlreadyExistsError(absl::StrFormat("%s: cannot rename the staged directory into place",
-                                                  dest.string()));
-  }
-  if (!st.ok()) {
-    std::filesystem::remove_all(tmpl, ec);
-    return Fail("example-model", st);
-  }
+  st = WriteModel((*staged)->staging_path(), config, shards);
+  if (st.ok()) st = (*staged)->Commit();
+  if (!st.ok()) return Fail("example-model", st);
   std::printf("wrote %s: Llama-like model, %d layers, %d shard(s)\n", dest.c_str(), layers,
               shards);
   return 0;
@@ -161,7 +134,7 @@ const bool kExampleModel = RegisterCommand(
      "checkpoint (hidden 256, 4 heads, F32 and BF16\nlayers, outlier channels like "
      "trained weights) as a Hugging Face model\ndirectory: config.json, "
      "generation_config.json and safetensors shards with\nmodel.safetensors.index.json. "
-     "DIR must not exist; it appears complete or not at all.",
+     "DIR must not exist or be empty; it appears complete or not at all.",
      {"layers", "shards"},
      RunExampleModel});
 

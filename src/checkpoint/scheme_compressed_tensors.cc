@@ -41,13 +41,15 @@ uint8_t CtE2m1(float q) {
 }
 
 // The global scale of an NVFP4 tensor (group) whose largest |x| is `amax`:
-// generate_gparam: 448 * 6 / max(amax, finfo(w).tiny) computed in the weight
-// dtype w (llm-compressor's observer keeps its statistics in w), then f32;
-// Inf or NaN becomes 1.0.
+// generate_gparam: 448 * 6 / max(amax, finfo(w).tiny) in the weight dtype w
+// (llm-compressor's observer keeps its statistics in w), then f32; Inf or NaN
+// becomes 1.0. torch evaluates `scalar / tensor` as reciprocal(tensor) *
+// scalar, two roundings to w: (1 / amax) * 2688.
 float CtGlobalScale(Format w, float amax) {
   const float tiny = w == Format::kF16 ? 6.103515625e-05f
                                        : std::numeric_limits<float>::min();
-  const float gs = RoundToDtype(w, 2688.0f / std::max(amax, tiny));
+  const float gs =
+      RoundToDtype(w, RoundToDtype(w, 1.0f / std::max(amax, tiny)) * 2688.0f);
   return std::isfinite(gs) ? gs : 1.0f;
 }
 

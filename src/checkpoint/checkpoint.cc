@@ -529,7 +529,7 @@ absl::StatusOr<CheckpointReport> DequantizeCheckpoint(
     } else {
       metadata = s->view.metadata;
       const std::vector<internal::FoundQuantized> found =
-          internal::FindCompressedTensors(s->view);
+          internal::FindQuantized(s->view);
       std::map<std::string, const internal::FoundQuantized*> first;
       std::set<std::string> consumed;
       for (const internal::FoundQuantized& q : found) {
@@ -557,8 +557,9 @@ absl::StatusOr<CheckpointReport> DequantizeCheckpoint(
         uint64_t n = 1;
         for (uint64_t d : q.shape) n *= d;
         std::vector<float> f(n);
-        if (absl::Status st = internal::DequantizeCompressedTensors(s->view, q,
-                                                                    absl::MakeSpan(f));
+        absl::StatusOr<const Scheme*> scheme = internal::FindScheme(q.scheme);
+        if (!scheme.ok()) return scheme.status();
+        if (absl::Status st = (*scheme)->Dequantize(s->view, q, absl::MakeSpan(f));
             !st.ok()) {
           return Prefix(absl::StrCat("tensor '", q.name, "'"), st);
         }
@@ -629,14 +630,14 @@ absl::StatusOr<Json> InspectJsonValue(const std::string& path) {
     Json e = Json::parse(*text);
     e["shard"] = shard;
     Json ct = Json::array();
-    for (const internal::FoundQuantized& q : internal::FindCompressedTensors(s->view)) {
+    for (const internal::FoundQuantized& q : internal::FindQuantized(s->view)) {
       ct.push_back({{"name", q.name},
                     {"scheme", q.scheme},
                     {"format", q.format},
                     {"shape", q.shape},
                     {"tensors", q.parts}});
     }
-    e["compressed_tensors"] = std::move(ct);
+    e["serving_schemes"] = std::move(ct);
     shards.push_back(std::move(e));
   }
   j["shards"] = std::move(shards);
@@ -674,10 +675,10 @@ absl::StatusOr<std::string> InspectCheckpointText(const std::string& path) {
     if (!text.ok()) return Prefix(src->ShardPath(shard), text.status());
     absl::StrAppend(&out, src->ShardPath(shard), ": ", *text);
     const std::vector<internal::FoundQuantized> ct =
-        internal::FindCompressedTensors(s->view);
-    if (!ct.empty()) out += "compressed-tensors tensors:\n";
+        internal::FindQuantized(s->view);
+    if (!ct.empty()) out += "quantized tensors of serving schemes:\n";
     for (const internal::FoundQuantized& q : ct) {
-      absl::StrAppendFormat(&out, "  %s: %s %s <- %s\n", q.name, q.format,
+      absl::StrAppendFormat(&out, "  %s: %s %s %s <- %s\n", q.name, q.scheme, q.format,
                             ShapeString(q.shape), absl::StrJoin(q.parts, " + "));
     }
   }

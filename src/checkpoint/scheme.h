@@ -48,6 +48,17 @@ struct SchemeJob {
   const CheckpointOptions* options = nullptr;
 };
 
+// A quantized tensor found in a checkpoint, with the tensors it consumes and
+// its dequantized value (f32) computed on demand.
+struct FoundQuantized {
+  std::string name;                 // the tensor it replaces
+  std::string scheme;               // "compressed-tensors", "mxpack", ...
+  std::string format;               // "nvfp4", "mxfp4", ...
+  std::vector<uint64_t> shape;      // dequantized shape
+  StDtype dtype = StDtype::kBF16;   // dequantized dtype by default
+  std::vector<std::string> parts;   // consumed tensor names
+};
+
 class Scheme {
  public:
   virtual ~Scheme() = default;
@@ -76,8 +87,20 @@ class Scheme {
   virtual Json QuantizationConfig(MxFormat f,
                                   const std::vector<std::string>& ignored) const = 0;
   virtual std::map<std::string, std::string> ExtraFiles(
-      MxFormat f, const std::vector<std::string>& ignored) const {
+      MxFormat /*f*/, const std::vector<std::string>& /*ignored*/) const {
     return {};
+  }
+  // The scheme's quantized tensors in one file, recognized by names, dtypes
+  // and shapes (schemes with metadata records return none here).
+  virtual std::vector<FoundQuantized> Find(const SafetensorsView& /*v*/) const {
+    return {};
+  }
+  // The f32 value of a found tensor as the stack's own dequantizer computes
+  // it before its final cast (out: every element of q.shape).
+  virtual absl::Status Dequantize(const SafetensorsView& /*v*/,
+                                  const FoundQuantized& /*q*/,
+                                  absl::Span<float> /*out*/) const {
+    return absl::UnimplementedError("dequantize");
   }
 };
 
@@ -87,28 +110,17 @@ const std::vector<const Scheme*>& Schemes();
 absl::StatusOr<const Scheme*> FindScheme(absl::string_view name);
 
 const Scheme* CompressedTensorsScheme();
+const Scheme* ModelOptScheme();
 const Scheme* MxpackScheme();
 
-// A quantized tensor found in a checkpoint, with the tensors it consumes and
-// its dequantized value (f32) computed on demand.
-struct FoundQuantized {
-  std::string name;                 // the tensor it replaces
-  std::string scheme;               // "compressed-tensors", "mxpack", ...
-  std::string format;               // "nvfp4", "mxfp4", ...
-  std::vector<uint64_t> shape;      // dequantized shape
-  StDtype dtype = StDtype::kBF16;   // dequantized dtype by default
-  std::vector<std::string> parts;   // consumed tensor names
-};
+// e2m1 nibble of a scaled weight q as compressed-tensors (cast_to_fp4, then
+// the sign bit from torch.sign) and ModelOpt (_cast_fp4: sign from q < 0)
+// write it: round to nearest even, saturate at 6; a negative q that rounds to
+// zero keeps its sign (0x8), q = -0.0 gives 0x0.
+uint8_t E2m1Nibble(float q);
 
-// Recognizes compressed-tensors tensors of one file by their names, dtypes and
-// shapes (NAME.weight_packed + weight_scale [+ weight_global_scale], or an
-// F8_E4M3 NAME.weight with a U8 weight_scale of one byte per 32 inputs).
-std::vector<FoundQuantized> FindCompressedTensors(const SafetensorsView& v);
-// Writes the f32 dequantization (as compressed-tensors' decompressor computes
-// it before its final cast) of `q` into `out` (num elements of q.shape).
-absl::Status DequantizeCompressedTensors(const SafetensorsView& v,
-                                         const FoundQuantized& q,
-                                         absl::Span<float> out);
+// Every scheme's quantized tensors in one file (Scheme::Find of each).
+std::vector<FoundQuantized> FindQuantized(const SafetensorsView& v);
 
 // Scalar helpers shared by the schemes.
 // x rounded to `w` (f32, bf16 or f16) with rn, overflow to +-Inf: what torch

@@ -31,15 +31,6 @@ size_t ChunkRows(size_t cols) {
   return std::max<size_t>(1, (size_t{1} << 18) / std::max<size_t>(cols, 1));
 }
 
-// e2m1 code of q as cast_to_fp4 + pack_fp4_to_uint8 produce it: clamp to
-// [-6, 6], round to nearest even, the sign bit from torch.sign(q) * |result|,
-// so a negative q that rounds to zero keeps its sign (0x8) and q = -0.0 gives
-// +0 (torch.sign(-0.0) is +0).
-uint8_t CtE2m1(float q) {
-  if (q == 0.0f) return 0;
-  return static_cast<uint8_t>(EncodeF32(q, Format::kE2M1, kRnSat));
-}
-
 // The global scale of an NVFP4 tensor (group) whose largest |x| is `amax`:
 // generate_gparam: 448 * 6 / max(amax, finfo(w).tiny) in the weight dtype w
 // (llm-compressor's observer keeps its statistics in w), then f32; Inf or NaN
@@ -79,7 +70,7 @@ void CtNvfp4Row(Format w, const uint8_t* in, size_t row, size_t cols, float gs,
       const float q0 = std::clamp(LoadAsF32(w, in, i) / eff, -6.0f, 6.0f);
       const float q1 = std::clamp(LoadAsF32(w, in, i + 1) / eff, -6.0f, 6.0f);
       packed[(g * 16 + k) / 2] =
-          static_cast<uint8_t>(CtE2m1(q0) | (CtE2m1(q1) << 4));
+          static_cast<uint8_t>(E2m1Nibble(q0) | (E2m1Nibble(q1) << 4));
     }
   }
 }
@@ -139,7 +130,7 @@ void CtMxRow(Format w, bool fp8, const uint8_t* in, size_t row, size_t cols,
         elements[g * 32 + k] =
             static_cast<uint8_t>(EncodeF32(q, Format::kE4M3, kRnSat));
       } else {
-        const uint8_t c = CtE2m1(std::clamp(q, -6.0f, 6.0f));
+        const uint8_t c = E2m1Nibble(std::clamp(q, -6.0f, 6.0f));
         uint8_t& b = elements[(g * 32 + k) / 2];
         b = (k % 2 == 0) ? c : static_cast<uint8_t>(b | (c << 4));
       }
@@ -280,18 +271,15 @@ class CompressedTensors final : public Scheme {
             {"sparsity_config", Json::object()},
             {"producer", {{"name", "mxpack"}}}};
   }
+
+  std::vector<FoundQuantized> Find(const SafetensorsView& v) const override;
+  absl::Status Dequantize(const SafetensorsView& v, const FoundQuantized& q,
+                          absl::Span<float> out) const override;
 };
 
 bool Is(const StTensorInfo* t, StDtype d) { return t != nullptr && t->dtype == d; }
 
-}  // namespace
-
-const Scheme* CompressedTensorsScheme() {
-  static const CompressedTensors* s = new CompressedTensors();
-  return s;
-}
-
-std::vector<FoundQuantized> FindCompressedTensors(const SafetensorsView& v) {
+std::vector<FoundQuantized> CompressedTensors::Find(const SafetensorsView& v) const {
   std::vector<FoundQuantized> found;
   for (const StTensorInfo& t : v.tensors) {
     const size_t rank = t.shape.size();
@@ -336,9 +324,9 @@ std::vector<FoundQuantized> FindCompressedTensors(const SafetensorsView& v) {
   return found;
 }
 
-absl::Status DequantizeCompressedTensors(const SafetensorsView& v,
-                                         const FoundQuantized& q,
-                                         absl::Span<float> out) {
+absl::Status CompressedTensors::Dequantize(const SafetensorsView& v,
+                                          const FoundQuantized& q,
+                                          absl::Span<float> out) const {
   const StTensorInfo* el = v.Find(q.parts[0]);
   const StTensorInfo* sc = v.Find(q.parts[1]);
   const uint64_t cols = q.shape.back();
@@ -389,6 +377,13 @@ absl::Status DequantizeCompressedTensors(const SafetensorsView& v,
     }
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+const Scheme* CompressedTensorsScheme() {
+  static const CompressedTensors* s = new CompressedTensors();
+  return s;
 }
 
 }  // namespace mxpack::internal

@@ -16,6 +16,7 @@ using scalar::F32Bits;
 const std::vector<const Scheme*>& Schemes() {
   static const std::vector<const Scheme*>* table = new std::vector<const Scheme*>{
       CompressedTensorsScheme(),
+      ModelOptScheme(),
       MxpackScheme(),
   };
   return *table;
@@ -30,6 +31,22 @@ absl::StatusOr<const Scheme*> FindScheme(absl::string_view name) {
   return absl::InvalidArgumentError(absl::StrFormat(
       "scheme: unknown scheme '%s'; expected one of %s", name,
       absl::StrJoin(names, ", ")));
+}
+
+std::vector<FoundQuantized> FindQuantized(const SafetensorsView& v) {
+  std::vector<FoundQuantized> all;
+  for (const Scheme* s : Schemes()) {
+    std::vector<FoundQuantized> f = s->Find(v);
+    all.insert(all.end(), f.begin(), f.end());
+  }
+  return all;
+}
+
+uint8_t E2m1Nibble(float q) {
+  if (q == 0.0f) return 0;
+  constexpr EncodePolicy kRnSat = {Rounding::kRN, Saturation::kSatFinite, false,
+                                   OverflowTie::kEven};
+  return static_cast<uint8_t>(EncodeF32(q, Format::kE2M1, kRnSat));
 }
 
 float RoundToDtype(Format w, float x) {

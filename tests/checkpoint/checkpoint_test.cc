@@ -98,19 +98,23 @@ const std::string kGolden = MXPACK_GOLDEN_DIR;
 
 struct GoldenCase {
   const char* file;
+  const char* scheme;
   MxFormat format;
+  size_t kept;  // input tensors left unquantized
 };
 
 class GoldenTest : public testing::TestWithParam<GoldenCase> {};
 
-// The compressed-tensors scheme writes exactly what compressed-tensors'
-// compressors write for the same weights (fused-group global scales, f16 /
-// bf16 / f32 inputs, a zero block, -0, ties, a 3-D expert tensor), and
-// dequantize-model gives exactly what its decompressors give (bf16).
+// The compressed-tensors and modelopt schemes write exactly what
+// compressed-tensors' compressors and ModelOpt's NVFP4QTensor write for the
+// same weights (fused-group global scales, f16 / bf16 / f32 inputs, a zero
+// block, -0, ties, a 3-D expert tensor), and dequantize-model gives exactly
+// what their dequantizers give (bf16).
 TEST_P(GoldenTest, BytesEqualCompressedTensors) {
   const GoldenCase c = GetParam();
   TempDir t;
   CheckpointOptions o;
+  o.scheme = c.scheme;
   o.format = c.format;
   o.threads = 2;
   absl::StatusOr<CheckpointReport> r =
@@ -127,7 +131,7 @@ TEST_P(GoldenTest, BytesEqualCompressedTensors) {
     EXPECT_TRUE(got.view.Bytes(*got.view.Find(name)) == in.view.Bytes(*in.view.Find(name)))
         << name;
   }
-  EXPECT_EQ(got.view.tensors.size(), want.view.tensors.size() + 3);
+  EXPECT_EQ(got.view.tensors.size(), want.view.tensors.size() + c.kept);
 
   absl::StatusOr<CheckpointReport> d =
       DequantizeCheckpoint(t / "q.safetensors", t / "d.safetensors", {});
@@ -138,9 +142,12 @@ TEST_P(GoldenTest, BytesEqualCompressedTensors) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, GoldenTest,
-                         testing::Values(GoldenCase{"nvfp4", MxFormat::kNvfp4},
-                                         GoldenCase{"mxfp4", MxFormat::kMxfp4},
-                                         GoldenCase{"mxfp8", MxFormat::kMxfp8E4m3}),
+                         testing::Values(
+                             GoldenCase{"nvfp4", "compressed-tensors", MxFormat::kNvfp4, 3},
+                             GoldenCase{"mxfp4", "compressed-tensors", MxFormat::kMxfp4, 3},
+                             GoldenCase{"mxfp8", "compressed-tensors", MxFormat::kMxfp8E4m3, 3},
+                             // ModelOpt keeps the 3-D expert tensor too.
+                             GoldenCase{"modelopt_nvfp4", "modelopt", MxFormat::kNvfp4, 4}),
                          [](const testing::TestParamInfo<GoldenCase>& p) {
                            return std::string(p.param.file);
                          });
@@ -294,10 +301,38 @@ TEST(CheckpointTest, ShardedDirectoryInAndOutWithFusedGroupAcrossShards) {
   // inspect lists both shards and the compressed-tensors tensors.
   absl::StatusOr<std::string> text = InspectCheckpointText(t / "out");
   ASSERT_TRUE(text.ok()) << text.status();
-  EXPECT_NE(text->find("model.layers.0.self_attn.k_proj.weight: nvfp4 [32, 64]"),
+  EXPECT_NE(text->find("model.layers.0.self_attn.k_proj.weight: compressed-tensors nvfp4 [32, 64]"),
             std::string::npos)
       << *text;
   EXPECT_NE(text->find("config.json quantization_config"), std::string::npos);
+}
+
+TEST(CheckpointTest, ModelOptDirectoryHasHfQuantConfig) {
+  TempDir t;
+  MakeShardedModel(t / "in");
+  CheckpointOptions o;
+  o.scheme = "modelopt";
+  absl::StatusOr<CheckpointReport> r = QuantizeCheckpoint(t / "in", t / "out", o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::string text = ReadFile(t / "out/hf_quant_config.json");
+  EXPECT_NE(text.find("\n    \"producer\": {"), std::string::npos) << text;  // indent 4
+  const Json hq = Json::parse(text);
+  EXPECT_EQ(hq["quantization"]["quant_algo"], "NVFP4");
+  EXPECT_EQ(hq["quantization"]["group_size"], 16);
+  EXPECT_TRUE(hq["quantization"]["kv_cache_quant_algo"].is_null());
+  EXPECT_EQ(hq["quantization"]["exclude_modules"], Json::array({"lm_head"}));
+  const Json qc = Json::parse(ReadFile(t / "out/config.json"))["quantization_config"];
+  EXPECT_EQ(qc["quant_method"], "modelopt");
+  EXPECT_EQ(qc["quant_algo"], "NVFP4");
+  std::map<std::string, std::string> shard_of;
+  const auto all = ReadDir(t / "out", &shard_of);
+  const std::string p = "model.layers.0.self_attn.";
+  EXPECT_EQ(all.at(p + "q_proj.weight").size(), 64u * 32);
+  EXPECT_EQ(all.at(p + "q_proj.weight_scale_2"), all.at(p + "v_proj.weight_scale_2"));
+  // dequantize-model drops hf_quant_config.json and the quantization_config.
+  ASSERT_TRUE(DequantizeCheckpoint(t / "out", t / "back", {}).ok());
+  EXPECT_FALSE(fs::exists(t / "back/hf_quant_config.json"));
+  EXPECT_EQ(ReadDir(t / "back", nullptr).at(p + "q_proj.weight").size(), 64u * 64 * 2);
 }
 
 TEST(CheckpointTest, DefaultSelectionReasonsAndDryRun) {

@@ -70,7 +70,7 @@ cmp -s "$T/q1.safetensors" "$T/q2.safetensors" && cmp -s "$T/q1.safetensors" "$T
 "$MX" inspect "$T/ct.safetensors" >"$T/i" && ok || bad "inspect ct"
 grep -q '^w_packed  *U8  *\[4, 32\]  *128$' "$T/i" && grep -q '^w_scale  *F8_E4M3  *\[4, 4\]  *16$' "$T/i" \
   && grep -q '^w_global_scale  *F32  *\[1\]  *4$' "$T/i" && ok || bad "ct tensors: $(cat "$T/i")"
-grep -q '^  w: nvfp4 \[4, 64\] <- w_packed + w_scale + w_global_scale$' "$T/i" && ok || bad "inspect ct record: $(cat "$T/i")"
+grep -q '^  w: compressed-tensors nvfp4 \[4, 64\] <- w_packed + w_scale + w_global_scale$' "$T/i" && ok || bad "inspect ct record: $(cat "$T/i")"
 
 # --json report and inspect --json.
 "$MX" quantize-model "$T/in.safetensors" "$T/j.safetensors" --scheme=mxpack --format=mxfp6_e2m3 --include='^w$' --json --quiet >"$T/j" \
@@ -96,7 +96,7 @@ grep -q '^w  *F32  *\[4, 64\]  *1024$' "$T/i" && ! grep -q 'mxpack' "$T/i" && ok
 O="$T/o.safetensors"
 expect_fail_fixed "--format: " "$MX" quantize-model "$T/in.safetensors" "$O" --format=mxfp5; no_output bad format
 expect_fail_fixed "format: scheme 'compressed-tensors' has no mxfp6_e2m3; schemes with mxfp6_e2m3: mxpack" "$MX" quantize-model "$T/in.safetensors" "$O" --format=mxfp6_e2m3 --include=w; no_output format of another scheme
-expect_fail_fixed "scheme: unknown scheme 'vllm'; expected one of compressed-tensors, mxpack" "$MX" quantize-model "$T/in.safetensors" "$O" --scheme=vllm; no_output bad scheme
+expect_fail_fixed "scheme: unknown scheme 'vllm'; expected one of compressed-tensors, modelopt, mxpack" "$MX" quantize-model "$T/in.safetensors" "$O" --scheme=vllm; no_output bad scheme
 expect_fail_fixed "expected dense or tcgen05" "$MX" quantize-model "$T/in.safetensors" "$O" --scheme=mxpack --format=mxfp4 --layout=b4x16_p64; no_output bad layout
 expect_fail_fixed "--scale-mode and --layout apply to --scheme=mxpack only" "$MX" quantize-model "$T/in.safetensors" "$O" --scheme=compressed-tensors --layout=dense; no_output layout without mxpack
 expect_fail_fixed "--scale-mode: " "$MX" quantize-model "$T/in.safetensors" "$O" --scheme=mxpack --scale-mode=up; no_output bad scale mode

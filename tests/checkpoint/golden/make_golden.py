@@ -9,14 +9,22 @@ q/k/v and gate/up groups sharing one global scale), on CPU:
   bytes         <Format>Compressor.compress({weight, weight_scale, ...}, scheme)
   dequantized   <Format>Compressor.decompress(compressed, scheme)
 
+ModelOpt's NVFP4 comes from NVFP4QTensor (nvidia-modelopt) the way its HF
+export calls it: t = amax.float() / (6 * 448) with amax the fused group's
+(get_weights_scaling_factor_2_from_quantizer, preprocess_linear_fusion), then
+NVFP4QTensor.quantize(weight, 16, weights_scaling_factor_2=t) and
+NVFP4QTensor.dequantize. 3-D expert tensors are not part of that export.
+
 Usage: python make_golden.py OUT_DIR   (needs torch, compressed-tensors,
-safetensors; the versions used are stored in the files' metadata).
-Writes input.safetensors and, per format F in nvfp4 / mxfp4 / mxfp8,
-F.safetensors (the compressed tensors) and F.dequant.safetensors.
+nvidia-modelopt, safetensors; the versions used are stored in the files'
+metadata). Writes input.safetensors and, per format F in nvfp4 / mxfp4 /
+mxfp8 / modelopt_nvfp4, F.safetensors (the quantized tensors) and
+F.dequant.safetensors (bf16).
 """
 import sys
 
 import compressed_tensors
+import modelopt
 import torch
 from compressed_tensors.compressors import BaseCompressor
 from compressed_tensors.quantization import preset_name_to_scheme
@@ -25,7 +33,7 @@ from safetensors.torch import save_file
 
 OUT = sys.argv[1]
 META = {"torch": torch.__version__, "compressed_tensors": compressed_tensors.__version__,
-        "format": "pt"}
+        "modelopt": modelopt.__version__, "format": "pt"}
 
 
 def weights(seed, shape, dtype):
@@ -125,3 +133,29 @@ for fmt, preset in PRESETS.items():
     save_file(out, f"{OUT}/{fmt}.safetensors", metadata=META)
     save_file(deq, f"{OUT}/{fmt}.dequant.safetensors", metadata=META)
     print(fmt, {k: (str(v.dtype), tuple(v.shape)) for k, v in out.items()})
+
+# ModelOpt NVFP4 (2-D weights only).
+from modelopt.torch.quantization.qtensor.nvfp4_tensor import NVFP4QTensor  # noqa: E402
+
+amax = {}
+for name in QUANTIZED:
+    if tensors[name].dim() == 2:
+        key = group_key(name)
+        m = tensors[name].abs().max()
+        amax[key] = m if key not in amax else torch.max(amax[key], m)
+out, deq = {}, {}
+for name in QUANTIZED:
+    w = tensors[name]
+    if w.dim() != 2:
+        continue
+    t = amax[group_key(name)].float() / (6.0 * 448.0)
+    q, scale, t = NVFP4QTensor.quantize(w, 16, weights_scaling_factor_2=t)
+    base = name.removesuffix(".weight")
+    out[name] = q._quantized_data.contiguous()
+    out[base + ".weight_scale"] = scale.contiguous()
+    out[base + ".weight_scale_2"] = t.reshape(()).contiguous()
+    deq[name] = q.dequantize(dtype=torch.bfloat16, scale=scale, double_scale=t,
+                             block_sizes={-1: 16}).contiguous()
+save_file(out, f"{OUT}/modelopt_nvfp4.safetensors", metadata=META)
+save_file(deq, f"{OUT}/modelopt_nvfp4.dequant.safetensors", metadata=META)
+print("modelopt_nvfp4", {k: (str(v.dtype), tuple(v.shape)) for k, v in out.items()})

@@ -77,9 +77,13 @@ struct ModelProgress {
 struct QuantizeModelOptions {
   MxFormat format = MxFormat::kMxfp4;
   std::optional<ScaleMode> scale_mode;  // unset: DefaultScaleMode(format)
-  ModelLayout layout = ModelLayout::kTcgen05;
+  ModelLayout layout = ModelLayout::kDense;
   std::string include;  // empty: every name
   std::string exclude;  // empty: none
+  // When set, decides instead of include/exclude which tensors are quantized
+  // (checkpoint selection, below); 3-D tensors it accepts are quantized as
+  // [shape[0] * shape[1], shape[2]] and recorded with their original shape.
+  std::function<bool(const StTensorInfo&)> select;
   size_t threads = 0;   // 0: all cores
   // Compute MxErrorStats per tensor (ComputeMxErrorStats: an f64
   // dequantization of every element, much slower than quantizing).
@@ -152,6 +156,7 @@ absl::StatusOr<ModelReport> DequantizeModelFile(const std::string& in_path,
 struct QuantizedTensorInfo {
   std::string name;
   MxShape shape;
+  std::vector<uint64_t> tensor_shape;  // the original shape (rows x cols or 3-D)
   ScaleMode scale_mode = ScaleMode::kFloor;
   ModelLayout layout = ModelLayout::kTcgen05;
   StDtype dtype = StDtype::kF32;  // original
@@ -176,6 +181,103 @@ std::string ModelReportJson(const ModelReport& report);
 // quantization record, as text or JSON.
 absl::StatusOr<std::string> InspectText(const SafetensorsView& in);
 absl::StatusOr<std::string> InspectJson(const SafetensorsView& in);
+
+// ---------------------------------------------------------------------------
+// Whole checkpoints for serving stacks (`mxpack quantize-model`).
+//
+// Input: a .safetensors file or a Hugging Face model directory (one
+// model.safetensors, or the shards that model.safetensors.index.json lists).
+// Shards are read one at a time. Output: a directory mirroring the input
+// (shards of at most max_shard_bytes plus model.safetensors.index.json when
+// there is more than one; every other file of the input directory copied,
+// config.json with the scheme's "quantization_config" added), or one file when
+// the output path ends in ".safetensors" (single-shard outputs only). The
+// output is staged under a temporary name next to it and renamed when
+// complete, so a failed run leaves nothing behind.
+//
+// Selection (docs/checkpoints.md): by default the weights of linear layers:
+// 2-D F32/F16/BF16 tensors named *.weight and 3-D fused expert tensors
+// [E, out, in] (name containing "experts"), except embeddings, lm_head, norms,
+// biases and MoE routers/gates. `ignore` (never) and `include` (always, if the
+// dtype and rank allow) are ECMAScript regexes searched in the name; ignore
+// wins. Selecting nothing is an error.
+//
+// Schemes (`scheme`): "compressed-tensors" (default; vLLM and transformers
+// load it as-is) and "mxpack" (the native records above). Each scheme has its
+// formats; asking for one it lacks is an error naming the schemes that have it.
+
+inline constexpr uint64_t kDefaultMaxShardBytes = 5000000000;  // 5 GB
+
+struct CheckpointOptions {
+  std::string scheme = "compressed-tensors";
+  std::optional<MxFormat> format;       // unset: the scheme's default
+  std::optional<ScaleMode> scale_mode;  // mxpack scheme only
+  ModelLayout layout = ModelLayout::kDense;  // mxpack scheme only
+  std::string include;  // regex: quantize also these (empty: none)
+  std::string ignore;   // regex: never quantize these (empty: none)
+  bool dry_run = false;  // plan only, write nothing
+  uint64_t max_shard_bytes = kDefaultMaxShardBytes;
+  size_t threads = 0;  // 0: all cores
+  Impl impl = {};
+  std::function<void(const ModelProgress&)> progress;
+  // Called before each output shard is written (tests inject failures); an
+  // error aborts the run, which then leaves no output.
+  std::function<absl::Status(const std::string& shard)> before_write;
+};
+
+struct PlannedOutput {
+  std::string name;
+  StDtype dtype = StDtype::kU8;
+  std::vector<uint64_t> shape;
+  uint64_t bytes = 0;
+};
+
+struct PlannedTensor {
+  std::string name;
+  std::string shard;  // input file (relative to the input directory)
+  StDtype dtype = StDtype::kU8;
+  std::vector<uint64_t> shape;
+  uint64_t bytes = 0;
+  bool quantized = false;
+  std::string reason;  // why it is selected or left as is
+  std::string group;   // NVFP4: the fused group sharing one global scale
+  std::vector<PlannedOutput> outputs;  // quantized: the scheme's tensors
+  std::string out_shard;  // output file
+};
+
+struct CheckpointReport {
+  std::string operation;  // "quantize" or "dequantize"
+  std::string scheme;
+  MxFormat format = MxFormat::kNvfp4;
+  bool dry_run = false;
+  std::vector<PlannedTensor> tensors;     // in input order
+  std::vector<std::string> input_shards;  // relative names
+  std::vector<std::string> output_shards;
+  std::vector<std::string> copied_files;  // other files of the directory
+  size_t quantized_tensors = 0;
+  uint64_t in_bytes = 0;   // tensor bytes read
+  uint64_t out_bytes = 0;  // tensor bytes written (planned when dry_run)
+  size_t threads = 1;
+  double seconds = 0;  // total, with I/O
+};
+
+absl::StatusOr<CheckpointReport> QuantizeCheckpoint(const std::string& in_path,
+                                                    const std::string& out_path,
+                                                    const CheckpointOptions& options);
+// Turns a checkpoint of any scheme back into a plain one (f32/bf16/f16,
+// default: the original dtype where recorded, else bf16); the other tensors
+// and files are copied, quantization_config is dropped from config.json.
+absl::StatusOr<CheckpointReport> DequantizeCheckpoint(
+    const std::string& in_path, const std::string& out_path,
+    const DequantizeModelOptions& options);
+// `mxpack inspect` of a file or a directory: every shard's tensors and the
+// quantized tensors of every scheme found.
+absl::StatusOr<std::string> InspectCheckpointText(const std::string& path);
+absl::StatusOr<std::string> InspectCheckpointJson(const std::string& path);
+
+std::string CheckpointReportText(const CheckpointReport& report);
+std::string CheckpointReportJson(const CheckpointReport& report);
+std::vector<std::string> CheckpointSchemeNames();
 
 // A deterministic transformer-like checkpoint for demos, tests and
 // benchmarks: token embedding [vocab, hidden]; per layer input/post norms

@@ -36,17 +36,25 @@
 
 namespace mxpack {
 
-// The safetensors dtypes (names as in the file, e.g. "F32", "F8_E4M3").
+// The safetensors dtypes (names as in the file, e.g. "F32", "F8_E4M3"): every
+// dtype the reference implementation reads and writes, the sub-byte F4 (4 bits)
+// and F6_E2M3 / F6_E3M2 (6 bits) included. A sub-byte tensor's element count
+// times its bit width must be a multiple of 8 (its byte size is bits / 8).
 enum class StDtype : uint8_t {
   kBool, kU8, kI8, kU16, kI16, kF16, kBF16, kU32, kI32, kF32,
-  kU64, kI64, kF64, kF8E4M3, kF8E5M2,
+  kU64, kI64, kF64, kF8E4M3, kF8E5M2, kF8E8M0, kF4, kF6E2M3, kF6E3M2, kC64,
 };
 
 absl::string_view StDtypeName(StDtype d);
 // Case-sensitive, as in the format. Unknown names are an error listing the
 // valid ones.
 absl::StatusOr<StDtype> ParseStDtype(absl::string_view name);
-size_t StDtypeSize(StDtype d);  // bytes per element
+size_t StDtypeBits(StDtype d);  // bits per element (4 for F4, 6 for F6_*)
+// Bytes per element, rounded up (1 for F4 and F6_*): the alignment unit.
+size_t StDtypeSize(StDtype d);
+// Bytes of `elements` elements, or nullopt when they do not end on a byte
+// boundary (a sub-byte dtype) or overflow 64 bits.
+std::optional<uint64_t> StDtypeBytes(StDtype d, uint64_t elements);
 // The mxpack format of a float dtype (F32, F16, BF16, F64, F8_E4M3, F8_E5M2).
 std::optional<Format> StDtypeFormat(StDtype d);
 

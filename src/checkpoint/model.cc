@@ -165,7 +165,8 @@ std::vector<uint64_t> ScalesShape(const MxShape& s) {
 }
 
 std::string TensorRecord(const MxShape& s, ScaleMode mode, ModelLayout layout,
-                         StDtype dtype, const std::string& name) {
+                         StDtype dtype, const std::string& name,
+                         const std::vector<uint64_t>& tensor_shape) {
   Json j = {{"format", std::string(MxFormatName(s.format))},
             {"layout", std::string(ModelLayoutName(layout))},
             {"element_layout", std::string(ElementLayoutName(s.layout))},
@@ -178,6 +179,8 @@ std::string TensorRecord(const MxShape& s, ScaleMode mode, ModelLayout layout,
             {"scales", name + ".scales"},
             {"mxpack_version", MXPACK_LIB_VERSION}};
   if (s.format == MxFormat::kNvfp4) j["tscale"] = name + ".tscale";
+  // A 3-D tensor is quantized as rows = its first two dimensions.
+  if (tensor_shape.size() != 2) j["tensor_shape"] = tensor_shape;
   return j.dump();
 }
 
@@ -264,19 +267,25 @@ absl::StatusOr<ModelOutput> QuantizeModel(const SafetensorsView& in,
     const StTensorInfo& t = in.tensors[i];
     const bool float_dtype = t.dtype == StDtype::kF32 || t.dtype == StDtype::kF16 ||
                              t.dtype == StDtype::kBF16;
-    if (!float_dtype || t.shape.size() != 2 || t.shape[0] == 0 || t.shape[1] == 0) {
+    const size_t rank = options.select ? 3 : 2;  // highest rank accepted
+    if (!float_dtype || t.shape.size() < 2 || t.shape.size() > rank ||
+        t.num_elements() == 0) {
       continue;
     }
-    if (!options.include.empty() && !std::regex_search(t.name, *include)) continue;
-    if (!options.exclude.empty() && std::regex_search(t.name, *exclude)) continue;
+    if (options.select) {
+      if (!options.select(t)) continue;
+    } else {
+      if (!options.include.empty() && !std::regex_search(t.name, *include)) continue;
+      if (!options.exclude.empty() && std::regex_search(t.name, *exclude)) continue;
+    }
     auto job = std::make_unique<Job>();
     job->in = &t;
     job->from = *StDtypeFormat(t.dtype);
     job->shape.format = options.format;
     job->shape.layout = ModelElementLayout(options.format, options.layout);
     job->shape.scale_layout = ModelScaleLayout(options.layout);
-    job->shape.rows = t.shape[0];
-    job->shape.cols = t.shape[1];
+    job->shape.rows = t.shape.size() == 3 ? t.shape[0] * t.shape[1] : t.shape[0];
+    job->shape.cols = t.shape.back();
     if (absl::Status s = CheckMxShape(job->shape); !s.ok()) {
       return absl::InvalidArgumentError(
           absl::StrFormat("tensor '%s': %s", t.name, s.message()));
@@ -404,7 +413,7 @@ absl::StatusOr<ModelOutput> QuantizeModel(const SafetensorsView& in,
         tr.out_bytes += 4;
       }
       out.metadata[absl::StrCat(kModelTensorKeyPrefix, t.name)] =
-          TensorRecord(s, mode, options.layout, t.dtype, t.name);
+          TensorRecord(s, mode, options.layout, t.dtype, t.name, t.shape);
       tr.quantized = true;
       if (options.error_stats) tr.stats = sums[static_cast<size_t>(job_of[i])].Get();
       ++rep.quantized_tensors;
@@ -488,6 +497,17 @@ absl::StatusOr<std::vector<QuantizedTensorInfo>> ListQuantizedTensors(
     q.shape.cols = j["shape"][1].get<size_t>();
     if (absl::Status s = CheckMxShape(q.shape); !s.ok()) {
       return bad(std::string(s.message()));
+    }
+    q.tensor_shape = {q.shape.rows, q.shape.cols};
+    if (j.contains("tensor_shape")) {
+      const Json& ts = j["tensor_shape"];
+      bool valid = ts.is_array() && ts.size() == 3;
+      for (size_t k = 0; valid && k < 3; ++k) valid = ts[k].is_number_unsigned();
+      if (!valid || ts[0].get<uint64_t>() * ts[1].get<uint64_t>() != q.shape.rows ||
+          ts[2].get<uint64_t>() != q.shape.cols) {
+        return bad("tensor_shape: expected [a, b, cols] with a * b == rows");
+      }
+      q.tensor_shape = ts.get<std::vector<uint64_t>>();
     }
     for (auto [field, dst] : {std::pair<const char*, std::string*>{"qdata", &q.qdata},
                               {"scales", &q.scales}}) {
@@ -666,13 +686,13 @@ absl::StatusOr<ModelOutput> DequantizeModel(const SafetensorsView& in,
     if (it != job_of_qdata.end()) {
       const Job& job = *jobs[it->second];
       const MxShape& s = job.view.shape;
-      out.tensors.push_back({job.info->name, job.dtype, {s.rows, s.cols},
+      out.tensors.push_back({job.info->name, job.dtype, job.info->tensor_shape,
                              job.out});
       TensorReport tr;
       tr.name = job.info->name;
       tr.quantized = true;
       tr.dtype = job.dtype;
-      tr.shape = {s.rows, s.cols};
+      tr.shape = job.info->tensor_shape;
       tr.in_bytes = s.element_bytes() + s.scale_bytes() + (job.info->tscale.empty() ? 0 : 4);
       tr.out_bytes = job.out.size();
       rep.processed_bytes += tr.in_bytes;

@@ -28,18 +28,20 @@ using Json = nlohmann::json;
 struct DtypeEntry {
   StDtype dtype;
   const char* name;
-  size_t size;
+  size_t bits;
 };
 
 constexpr DtypeEntry kDtypes[] = {
-    {StDtype::kBool, "BOOL", 1},      {StDtype::kU8, "U8", 1},
-    {StDtype::kI8, "I8", 1},          {StDtype::kU16, "U16", 2},
-    {StDtype::kI16, "I16", 2},        {StDtype::kF16, "F16", 2},
-    {StDtype::kBF16, "BF16", 2},      {StDtype::kU32, "U32", 4},
-    {StDtype::kI32, "I32", 4},        {StDtype::kF32, "F32", 4},
-    {StDtype::kU64, "U64", 8},        {StDtype::kI64, "I64", 8},
-    {StDtype::kF64, "F64", 8},        {StDtype::kF8E4M3, "F8_E4M3", 1},
-    {StDtype::kF8E5M2, "F8_E5M2", 1},
+    {StDtype::kBool, "BOOL", 8},        {StDtype::kU8, "U8", 8},
+    {StDtype::kI8, "I8", 8},            {StDtype::kU16, "U16", 16},
+    {StDtype::kI16, "I16", 16},         {StDtype::kF16, "F16", 16},
+    {StDtype::kBF16, "BF16", 16},       {StDtype::kU32, "U32", 32},
+    {StDtype::kI32, "I32", 32},         {StDtype::kF32, "F32", 32},
+    {StDtype::kU64, "U64", 64},         {StDtype::kI64, "I64", 64},
+    {StDtype::kF64, "F64", 64},         {StDtype::kF8E4M3, "F8_E4M3", 8},
+    {StDtype::kF8E5M2, "F8_E5M2", 8},   {StDtype::kF8E8M0, "F8_E8M0", 8},
+    {StDtype::kF4, "F4", 4},            {StDtype::kF6E2M3, "F6_E2M3", 6},
+    {StDtype::kF6E3M2, "F6_E3M2", 6},   {StDtype::kC64, "C64", 64},
 };
 
 const DtypeEntry& Entry(StDtype d) {
@@ -57,9 +59,9 @@ absl::Status Invalid(const std::string& msg) {
   return absl::InvalidArgumentError(absl::StrCat("safetensors: ", msg));
 }
 
-// product(shape) * elem_size, or nullopt on uint64 overflow.
-std::optional<uint64_t> ByteSize(const std::vector<uint64_t>& shape, size_t elem) {
-  uint64_t n = elem;
+// product(shape), or nullopt on uint64 overflow.
+std::optional<uint64_t> Elements(const std::vector<uint64_t>& shape) {
+  uint64_t n = 1;
   for (uint64_t d : shape) {
     if (d != 0 && n > UINT64_MAX / d) return std::nullopt;
     n *= d;
@@ -129,10 +131,14 @@ absl::StatusOr<StTensorInfo> ParseTensorEntry(const std::string& name,
         "<= %d (the data section size)",
         name, t.begin, t.end, data_size));
   }
-  const std::optional<uint64_t> bytes = ByteSize(t.shape, StDtypeSize(t.dtype));
+  const std::optional<uint64_t> elements = Elements(t.shape);
+  const std::optional<uint64_t> bytes =
+      elements.has_value() ? StDtypeBytes(t.dtype, *elements) : std::nullopt;
   if (!bytes.has_value()) {
-    return Invalid(absl::StrFormat("tensor '%s': shape %s overflows 64 bits", name,
-                                   ShapeString(t.shape)));
+    return Invalid(absl::StrFormat(
+        "tensor '%s': shape %s of %s overflows 64 bits or does not end on a "
+        "byte boundary",
+        name, ShapeString(t.shape), StDtypeName(t.dtype)));
   }
   if (*bytes != t.end - t.begin) {
     return Invalid(absl::StrFormat(
@@ -158,7 +164,16 @@ absl::StatusOr<StDtype> ParseStDtype(absl::string_view name) {
       "unknown dtype '%s'; expected one of %s", name, absl::StrJoin(names, ", ")));
 }
 
-size_t StDtypeSize(StDtype d) { return Entry(d).size; }
+size_t StDtypeBits(StDtype d) { return Entry(d).bits; }
+
+size_t StDtypeSize(StDtype d) { return (Entry(d).bits + 7) / 8; }
+
+std::optional<uint64_t> StDtypeBytes(StDtype d, uint64_t elements) {
+  const uint64_t bits = Entry(d).bits;
+  if (elements > UINT64_MAX / bits) return std::nullopt;
+  if (elements * bits % 8 != 0) return std::nullopt;
+  return elements * bits / 8;
+}
 
 std::optional<Format> StDtypeFormat(StDtype d) {
   switch (d) {
@@ -345,12 +360,14 @@ absl::StatusOr<std::string> SafetensorsHeader(
       return absl::InvalidArgumentError(
           absl::StrFormat("safetensors: duplicate tensor name '%s'", t.name));
     }
-    const std::optional<uint64_t> bytes = ByteSize(t.shape, StDtypeSize(t.dtype));
+    const std::optional<uint64_t> elements = Elements(t.shape);
+    const std::optional<uint64_t> bytes =
+        elements.has_value() ? StDtypeBytes(t.dtype, *elements) : std::nullopt;
     if (!bytes.has_value() || *bytes != t.data.size()) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "safetensors: tensor '%s': shape %s of %s needs %s bytes, got %d",
           t.name, ShapeString(t.shape), StDtypeName(t.dtype),
-          bytes.has_value() ? absl::StrCat(*bytes) : "more than 2^64",
+          bytes.has_value() ? absl::StrCat(*bytes) : "a whole number of",
           t.data.size()));
     }
     j[t.name] = Json{{"dtype", std::string(StDtypeName(t.dtype))},

@@ -28,15 +28,19 @@ make_file "$T/in.safetensors"
 grep -q '^w  *F32  *\[4, 64\]  *1024$' "$T/i" && ok || bad "inspect w row: $(cat "$T/i")"
 grep -q '3 tensors, 1296 data bytes, 1 metadata entries' "$T/i" && ok || bad "inspect summary"
 
-# quantize-model: report, metadata, inspect.
-"$MX" quantize-model "$T/in.safetensors" "$T/q.safetensors" --format=mxfp4 --error-stats --quiet >"$T/r" 2>&1 \
+# The default selection finds nothing in a file of names that are no linear
+# layers: an error naming the way out.
+expect_fail_fixed "no tensor selected for quantization among 3 tensors" "$MX" quantize-model "$T/in.safetensors" "$T/o.safetensors"; no_output empty selection
+
+# quantize-model (mxpack scheme): report, metadata, inspect.
+"$MX" quantize-model "$T/in.safetensors" "$T/q.safetensors" --scheme=mxpack --format=mxfp4 --layout=tcgen05 --include='^w$' --quiet >"$T/r" 2>&1 \
   && ok || bad "quantize-model: $(cat "$T/r")"
-grep -q '^quantize-model: mxfp4, layout tcgen05 (elements b4x16_p64, scales tcgen05), scale mode floor' "$T/r" \
+grep -q '^quantize-model: scheme mxpack, format mxfp4; 1 input shard -> 1 output shard' "$T/r" \
   && ok || bad "report header: $(head -1 "$T/r")"
 grep -q '^total: 1 quantized, 2 copied' "$T/r" && ok || bad "report total: $(grep total "$T/r")"
-grep -q '^w  *\[4, 64\]  *F32  *mxfp4  *1024  *768  *[0-9.]*  *[0-9.]*  *[0-9.]*  *[0-9]*$' "$T/r" && ok || bad "report w row: $(grep '^w ' "$T/r")"
-grep -q '; SQNR [0-9.]* dB, max abs err' "$T/r" && ok || bad "report total stats"
-grep -q '^ids  *\[2\]  *I64  *copied ' "$T/r" && ok || bad "report ids row"
+grep -q "^w  *\[4, 64\]  *F32  *mxfp4  *matches --include '^w\$'" "$T/r" && ok || bad "report w row: $(grep '^w ' "$T/r")"
+grep -q '^ids  *\[2\]  *I64  *copied  *dtype I64 (not F32/F16/BF16)' "$T/r" && ok || bad "report ids row: $(grep '^ids' "$T/r")"
+grep -q '^norm  *\[64\]  *F32  *copied  *1-D (not a matrix)' "$T/r" && ok || bad "report norm row"
 "$MX" inspect "$T/q.safetensors" >"$T/i" && ok || bad "inspect quantized"
 grep -q '^  w: F32 \[4, 64\] -> mxfp4, layout tcgen05 (elements b4x16_p64, scales tcgen05), scale mode floor, block 32; w.qdata + w.scales$' "$T/i" \
   && ok || bad "inspect record: $(cat "$T/i")"
@@ -46,70 +50,85 @@ grep -q '^  mxpack.version = ' "$T/i" && ok || bad "inspect version"
 
 # Same bytes for any thread count.
 for n in 1 2 3; do
-  "$MX" quantize-model "$T/in.safetensors" "$T/q$n.safetensors" --format=mxfp4 --threads=$n --quiet >/dev/null \
+  "$MX" quantize-model "$T/in.safetensors" "$T/q$n.safetensors" --scheme=mxpack --format=mxfp4 --layout=tcgen05 --include='^w$' --threads=$n --quiet >/dev/null \
     && ok || bad "quantize --threads=$n"
 done
 cmp -s "$T/q1.safetensors" "$T/q2.safetensors" && cmp -s "$T/q1.safetensors" "$T/q3.safetensors" \
   && cmp -s "$T/q1.safetensors" "$T/q.safetensors" && ok || bad "output differs between thread counts"
 
-# Without --error-stats: no statistics, same bytes.
-"$MX" quantize-model "$T/in.safetensors" "$T/n.safetensors" --format=mxfp4 --quiet >"$T/r" && ok || bad "quantize without stats"
-grep -q 'no error statistics (--error-stats)' "$T/r" && ok || bad "no-stats hint: $(cat "$T/r")"
-cmp -s "$T/n.safetensors" "$T/q.safetensors" && ok || bad "--error-stats changes the output"
-
-# dense layout and nvfp4 (tensor scale).
-"$MX" quantize-model "$T/in.safetensors" "$T/d.safetensors" --format=nvfp4 --layout=dense --quiet >/dev/null \
+# The mxpack scheme's default layout is dense; nvfp4 has a tensor scale.
+"$MX" quantize-model "$T/in.safetensors" "$T/d.safetensors" --scheme=mxpack --format=nvfp4 --include='^w$' --quiet >/dev/null \
   && ok || bad "quantize nvfp4 dense"
 "$MX" inspect "$T/d.safetensors" | grep -q 'w: F32 \[4, 64\] -> nvfp4, layout dense (elements dense4, scales linear), scale mode even, block 16; w.qdata + w.scales + w.tscale' \
   && ok || bad "inspect nvfp4 dense"
-"$MX" quantize-model "$T/in.safetensors" "$T/e.safetensors" --format=mxfp8_e4m3 --scale-mode=rceil --include='^w$' --quiet >/dev/null \
+"$MX" quantize-model "$T/in.safetensors" "$T/e.safetensors" --scheme=mxpack --format=mxfp8_e4m3 --scale-mode=rceil --include='^w$' --quiet >/dev/null \
   && ok || bad "quantize mxfp8 rceil"
 "$MX" inspect "$T/e.safetensors" | grep -q '^w.qdata  *F8_E4M3  *\[4, 64\]' && ok || bad "mxfp8 qdata dtype"
 
+# compressed-tensors (the default scheme): NVFP4 names, dtypes and shapes.
+"$MX" quantize-model "$T/in.safetensors" "$T/ct.safetensors" --include='^w$' --quiet >"$T/r" && ok || bad "ct quantize: $(cat "$T/r")"
+"$MX" inspect "$T/ct.safetensors" >"$T/i" && ok || bad "inspect ct"
+grep -q '^w_packed  *U8  *\[4, 32\]  *128$' "$T/i" && grep -q '^w_scale  *F8_E4M3  *\[4, 4\]  *16$' "$T/i" \
+  && grep -q '^w_global_scale  *F32  *\[1\]  *4$' "$T/i" && ok || bad "ct tensors: $(cat "$T/i")"
+grep -q '^  w: compressed-tensors nvfp4 \[4, 64\] <- w_packed + w_scale + w_global_scale$' "$T/i" && ok || bad "inspect ct record: $(cat "$T/i")"
+
 # --json report and inspect --json.
-"$MX" quantize-model "$T/in.safetensors" "$T/j.safetensors" --format=mxfp6_e2m3 --json --error-stats --quiet >"$T/j" \
+"$MX" quantize-model "$T/in.safetensors" "$T/j.safetensors" --scheme=mxpack --format=mxfp6_e2m3 --include='^w$' --json --quiet >"$T/j" \
   && ok || bad "quantize --json"
-grep -q '"format": "mxfp6_e2m3"' "$T/j" && grep -q '"element_layout": "b6x16_p32"' "$T/j" \
-  && grep -q '"sqnr_db": ' "$T/j" && ok || bad "json report: $(head -20 "$T/j")"
+grep -q '"format": "mxfp6_e2m3"' "$T/j" && grep -q '"scheme": "mxpack"' "$T/j" \
+  && ok || bad "json report: $(head -20 "$T/j")"
 if command -v python3 >/dev/null; then
   python3 -m json.tool "$T/j" >/dev/null && ok || bad "json report does not parse"
   "$MX" inspect --json "$T/j.safetensors" | python3 -m json.tool >/dev/null && ok || bad "inspect --json does not parse"
 fi
 
 # dequantize-model restores names, dtypes and shapes.
-"$MX" dequantize-model "$T/q.safetensors" "$T/b.safetensors" --quiet >"$T/r" 2>&1 && ok || bad "dequantize-model: $(cat "$T/r")"
+"$MX" dequantize-model "$T/q.safetensors" "$T/b.safetensors" >"$T/r" 2>&1 && ok || bad "dequantize-model: $(cat "$T/r")"
 grep -q '^total: 1 dequantized, 2 copied' "$T/r" && ok || bad "dequantize report: $(cat "$T/r")"
 "$MX" inspect "$T/b.safetensors" >"$T/i" && ok || bad "inspect dequantized"
 grep -q '^w  *F32  *\[4, 64\]  *1024$' "$T/i" && ! grep -q 'mxpack' "$T/i" && ok || bad "dequantized listing: $(cat "$T/i")"
-"$MX" dequantize-model "$T/q.safetensors" "$T/h.safetensors" --to=bf16 --quiet >/dev/null && ok || bad "dequantize --to=bf16"
+"$MX" dequantize-model "$T/q.safetensors" "$T/h.safetensors" --to=bf16 >/dev/null && ok || bad "dequantize --to=bf16"
 "$MX" inspect "$T/h.safetensors" | grep -q '^w  *BF16  *\[4, 64\]  *512$' && ok || bad "bf16 dequant listing"
+"$MX" dequantize-model "$T/ct.safetensors" "$T/ctb.safetensors" >/dev/null && ok || bad "dequantize ct"
+"$MX" inspect "$T/ctb.safetensors" | grep -q '^w  *BF16  *\[4, 64\]  *512$' && ok || bad "ct dequant listing (bf16, as compressed-tensors)"
 
 # Errors: status 2, the argument named, no output file.
 O="$T/o.safetensors"
-expect_fail_fixed "--format is required" "$MX" quantize-model "$T/in.safetensors" "$O"; no_output missing format
 expect_fail_fixed "--format: " "$MX" quantize-model "$T/in.safetensors" "$O" --format=mxfp5; no_output bad format
-expect_fail_fixed "expected dense or tcgen05" "$MX" quantize-model "$T/in.safetensors" "$O" --format=mxfp4 --layout=b4x16_p64; no_output bad layout
-expect_fail_fixed "--scale-mode: " "$MX" quantize-model "$T/in.safetensors" "$O" --format=mxfp4 --scale-mode=up; no_output bad scale mode
-expect_fail_fixed "--threads: expected 0 (all cores) .. 1024, got -1" "$MX" quantize-model "$T/in.safetensors" "$O" --format=mxfp4 --threads=-1; no_output threads
-expect_fail_fixed "include: invalid regular expression '('" "$MX" quantize-model "$T/in.safetensors" "$O" --format=mxfp4 --include='('; no_output regex
-expect_fail_fixed "expected IN.safetensors OUT.safetensors, got 1 arguments" "$MX" quantize-model "$T/in.safetensors" --format=mxfp4
-expect_fail_fixed "flag --rounding does not apply to 'mxpack quantize-model'" "$MX" quantize-model "$T/in.safetensors" "$O" --format=mxfp4 --rounding=rz; no_output foreign flag
-expect_fail_fixed "cannot open for reading" "$MX" quantize-model "$T/missing.safetensors" "$O" --format=mxfp4; no_output missing input
+expect_fail_fixed "format: scheme 'compressed-tensors' has no mxfp6_e2m3; schemes with mxfp6_e2m3: mxpack" "$MX" quantize-model "$T/in.safetensors" "$O" --format=mxfp6_e2m3 --include=w; no_output format of another scheme
+expect_fail_fixed "scheme: unknown scheme 'vllm'; expected one of compressed-tensors, modelopt, mxpack" "$MX" quantize-model "$T/in.safetensors" "$O" --scheme=vllm; no_output bad scheme
+expect_fail_fixed "expected dense or tcgen05" "$MX" quantize-model "$T/in.safetensors" "$O" --scheme=mxpack --format=mxfp4 --layout=b4x16_p64; no_output bad layout
+expect_fail_fixed "--scale-mode and --layout apply to --scheme=mxpack only" "$MX" quantize-model "$T/in.safetensors" "$O" --scheme=compressed-tensors --layout=dense; no_output layout without mxpack
+expect_fail_fixed "--scale-mode: " "$MX" quantize-model "$T/in.safetensors" "$O" --scheme=mxpack --scale-mode=up; no_output bad scale mode
+expect_fail_fixed "--threads: expected 0 (all cores) .. 1024, got -1" "$MX" quantize-model "$T/in.safetensors" "$O" --threads=-1; no_output threads
+expect_fail_fixed "--max-shard-size: expected a number of bytes" "$MX" quantize-model "$T/in.safetensors" "$O" --max-shard-size=5XB; no_output shard size
+expect_fail_fixed "include: invalid regular expression '('" "$MX" quantize-model "$T/in.safetensors" "$O" --include='('; no_output regex
+expect_fail_fixed "ignore: invalid regular expression '['" "$MX" quantize-model "$T/in.safetensors" "$O" --ignore='['; no_output regex ignore
+expect_fail_fixed "expected IN (file or model directory) and OUT, got 1 arguments" "$MX" quantize-model "$T/in.safetensors"
+expect_fail_fixed "flag --rounding does not apply to 'mxpack quantize-model'" "$MX" quantize-model "$T/in.safetensors" "$O" --rounding=rz; no_output foreign flag
+expect_fail_fixed "cannot open for reading" "$MX" quantize-model "$T/missing.safetensors" "$O"; no_output missing input
 head -c 100 "$T/in.safetensors" >"$T/trunc.safetensors"
-expect_fail_fixed "exceeds the 92 bytes that follow the length field" "$MX" quantize-model "$T/trunc.safetensors" "$O" --format=mxfp4; no_output truncated
+expect_fail_fixed "exceeds the 92 bytes that follow the length field" "$MX" quantize-model "$T/trunc.safetensors" "$O"; no_output truncated
 expect_fail_fixed "exceeds the 92 bytes" "$MX" dequantize-model "$T/trunc.safetensors" "$O"; no_output truncated dequantize
 expect_fail_fixed "exceeds the 92 bytes" "$MX" inspect "$T/trunc.safetensors"
 expect_fail_fixed "--to: " "$MX" dequantize-model "$T/q.safetensors" "$O" --to=f8; no_output bad to
 expect_fail_fixed "to: expected f32, bf16 or f16, got e4m3" "$MX" dequantize-model "$T/q.safetensors" "$O" --to=e4m3; no_output to e4m3
-expect_fail_fixed "cannot open for writing" "$MX" quantize-model "$T/in.safetensors" "$T/no/such/dir.safetensors" --format=mxfp4
+expect_fail_fixed "cannot open for writing" "$MX" quantize-model "$T/in.safetensors" "$T/no/such/dir.safetensors" --include=w
+ls "$T" | grep -q 'mxpack-tmp' && bad "staging files left behind: $(ls "$T")" || ok
 
-# Help names the layouts.
+# --dry-run prints the plan and writes nothing.
+"$MX" quantize-model "$T/in.safetensors" "$T/dry" --include='^w$' --dry-run >"$T/r" && ok || bad "dry run: $(cat "$T/r")"
+[ ! -e "$T/dry" ] && ok || bad "dry run wrote output"
+grep -q '^quantize-model --dry-run: scheme compressed-tensors, format nvfp4' "$T/r" && ok || bad "dry run header: $(cat "$T/r")"
+grep -q -- '-> w_scale F8_E4M3 \[4, 4\], 16 bytes (model.safetensors)' "$T/r" && ok || bad "dry run outputs: $(cat "$T/r")"
+
+# Help names the schemes and layouts.
 "$MX" quantize-model --help | grep -q 'tcgen05  elements codes (fp8) / b6x16_p32 (fp6) / b4x16_p64 (fp4)' && ok || bad "quantize-model help"
+"$MX" quantize-model --help | grep -q 'compressed-tensors  nvfp4 (default)' && ok || bad "quantize-model help schemes"
 
 # The demo: the README main job verifies itself.
 "$MX" demo >"$T/demo" 2>&1 && ok || bad "demo failed: $(tail -3 "$T/demo")"
 grep -q '^verify: ok' "$T/demo" && ok || bad "demo verify line"
-grep -q '^mxfp4 quantize-model: 29 tensors quantized, 10 copied' "$T/demo" && ok || bad "demo mxfp4 line"
-grep -q '^nvfp4 quantize-model: 29 tensors quantized, 10 copied' "$T/demo" && ok || bad "demo nvfp4 line"
+grep -q '^quantize-model (compressed-tensors, nvfp4): 28 tensors quantized, 11 copied' "$T/demo" && ok || bad "demo summary line: $(grep quantize-model "$T/demo")"
 
 finish model_cli_test

@@ -55,7 +55,7 @@ check("origin = python" in out, "inspect shows Python metadata")
 
 # mxpack quantizes (dense layout) and Python loads the result.
 q = f"{T}/q.safetensors"
-mx("quantize-model", src, q, "--format=mxfp4", "--layout=dense")
+mx("quantize-model", src, q, "--format=mxfp4", "--layout=dense", "--include=^layer.half$")
 loaded = load_file(q)
 check(set(loaded) == {"layer.weight.qdata", "layer.weight.scales", "layer.half.qdata",
                       "layer.half.scales", "layer.bias", "ids", "mask"},
@@ -102,7 +102,7 @@ with safe_open(b, framework="numpy") as f:
 
 # tcgen05 layout and nvfp4 files load too (padded elements, 512-byte tiles).
 t = f"{T}/t.safetensors"
-mx("quantize-model", src, t, "--format=nvfp4", "--layout=tcgen05")
+mx("quantize-model", src, t, "--format=nvfp4", "--layout=tcgen05", "--include=^layer.half$")
 lt = load_file(t)
 check(lt["layer.weight.qdata"].shape == (64, 96), f"b4x16_p64 qdata {lt['layer.weight.qdata'].shape}")
 check(lt["layer.weight.scales"].shape == (1, 2, 512), f"tcgen05 scales {lt['layer.weight.scales'].shape}")

@@ -411,6 +411,7 @@ TEST_F(ModelTest, DequantizeRejectsInconsistentRecords) {
 TEST_F(ModelTest, ReportsRenderAsTextAndJson) {
   QuantizeModelOptions o;
   o.format = MxFormat::kMxfp4;
+  o.layout = ModelLayout::kTcgen05;
   o.error_stats = true;
   absl::StatusOr<ModelOutput> q = QuantizeModel(In(), o);
   ASSERT_TRUE(q.ok());

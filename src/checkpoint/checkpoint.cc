@@ -1,0 +1,775 @@
+// quantize-model / dequantize-model / inspect over whole checkpoints: plan
+// (selection, scheme outputs, output shards), an amax pass for fused NVFP4
+// groups, then one input shard at a time: quantize, write output shards into
+// the staged output, copy the directory's other files, commit.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "mxpack/model.h"
+#include "mxpack/scalar.h"
+#include "src/checkpoint/checkpoint_io.h"
+#include "src/checkpoint/scheme.h"
+#include "src/checkpoint/selection.h"
+#include "src/util/thread_pool.h"
+
+namespace mxpack {
+namespace {
+
+using internal::CheckpointSource;
+using internal::Json;
+using internal::Scheme;
+using internal::StagedOutput;
+using internal::WeightShape;
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::string ShapeString(const std::vector<uint64_t>& shape) {
+  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+}
+
+absl::Status Prefix(const std::string& what, const absl::Status& s) {
+  return absl::Status(s.code(), absl::StrCat(what, ": ", s.message()));
+}
+
+// One input shard, mapped and parsed.
+struct OpenShard {
+  std::shared_ptr<MappedFile> file;
+  SafetensorsView view;
+};
+
+absl::StatusOr<OpenShard> Open(const CheckpointSource& src, const std::string& shard) {
+  const std::string path = src.ShardPath(shard);
+  absl::StatusOr<std::unique_ptr<MappedFile>> f = MappedFile::Open(path);
+  if (!f.ok()) return f.status();
+  OpenShard s;
+  s.file = std::shared_ptr<MappedFile>(std::move(*f));
+  absl::StatusOr<SafetensorsView> v = ParseSafetensors(s.file->bytes());
+  if (!v.ok()) return Prefix(path, v.status());
+  s.view = *std::move(v);
+  return s;
+}
+
+bool IsFileOutput(const std::string& out) { return absl::EndsWith(out, ".safetensors"); }
+
+std::string ShardName(size_t i, size_t n) {
+  if (n == 1) return internal::kSingleFile;
+  return absl::StrFormat("model-%05d-of-%05d.safetensors", i + 1, n);
+}
+
+struct Plan {
+  CheckpointSource src;
+  const Scheme* scheme = nullptr;
+  MxFormat format = MxFormat::kNvfp4;
+  std::vector<PlannedTensor> tensors;
+  std::vector<WeightShape> shapes;
+  std::vector<size_t> shard_end;  // tensors of input shard i end here
+  std::vector<std::string> out_shards;
+  std::vector<size_t> out_end;  // tensors of output shard k end here
+  std::vector<std::string> ignored;
+  uint64_t out_bytes = 0;
+};
+
+absl::StatusOr<Plan> MakePlan(const std::string& in_path, const std::string& out_path,
+                              const CheckpointOptions& o) {
+  Plan p;
+  absl::StatusOr<const Scheme*> scheme = internal::FindScheme(o.scheme);
+  if (!scheme.ok()) return scheme.status();
+  p.scheme = *scheme;
+  p.format = o.format.value_or(p.scheme->default_format());
+  const std::vector<MxFormat> formats = p.scheme->formats();
+  if (std::find(formats.begin(), formats.end(), p.format) == formats.end()) {
+    std::vector<std::string> with;
+    for (const Scheme* s : internal::Schemes()) {
+      const std::vector<MxFormat> f = s->formats();
+      if (std::find(f.begin(), f.end(), p.format) != f.end()) with.emplace_back(s->name());
+    }
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "format: scheme '%s' has no %s; schemes with %s: %s", p.scheme->name(),
+        MxFormatName(p.format), MxFormatName(p.format),
+        with.empty() ? "none" : absl::StrJoin(with, ", ")));
+  }
+  absl::StatusOr<internal::Selector> selector =
+      internal::Selector::Create(o.include, o.ignore);
+  if (!selector.ok()) return selector.status();
+  absl::StatusOr<CheckpointSource> src = internal::OpenCheckpointSource(in_path);
+  if (!src.ok()) return src.status();
+  p.src = *std::move(src);
+
+  std::set<std::string> ignored;
+  size_t indexed = 0;
+  for (const std::string& shard : p.src.shards) {
+    absl::StatusOr<OpenShard> s = Open(p.src, shard);
+    if (!s.ok()) return s.status();
+    for (const StTensorInfo& t : s->view.tensors) {
+      if (!p.src.weight_map.empty()) {
+        auto it = p.src.weight_map.find(t.name);
+        if (it == p.src.weight_map.end() || it->second != shard) {
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "%s: tensor '%s' is in shard '%s' but the index lists %s", p.src.dir,
+              t.name, shard,
+              it == p.src.weight_map.end() ? "no shard for it"
+                                           : absl::StrCat("'", it->second, "'")));
+        }
+        ++indexed;
+      }
+      PlannedTensor pt;
+      pt.name = t.name;
+      pt.shard = shard;
+      pt.dtype = t.dtype;
+      pt.shape = t.shape;
+      pt.bytes = t.num_bytes();
+      internal::Decision d = selector->Decide(t);
+      pt.reason = d.reason;
+      if (d.quantize) {
+        const std::string why = p.scheme->Unsupported(d.shape, p.format);
+        if (!why.empty()) {
+          pt.reason = absl::StrCat(d.reason, ", but ", why);
+          if (t.shape.size() == 2 && absl::EndsWith(t.name, ".weight")) {
+            ignored.insert(t.name.substr(0, t.name.size() - 7));
+          }
+        } else {
+          pt.quantized = true;
+          pt.outputs = p.scheme->Outputs(t, d.shape, p.format, o);
+          if (p.scheme->NeedsGroupAmax(p.format)) {
+            pt.group = internal::FusedGroup(t.name);
+          }
+        }
+      } else if (std::string m = internal::IgnoredModule(t); !m.empty()) {
+        ignored.insert(m);
+      }
+      p.tensors.push_back(std::move(pt));
+      p.shapes.push_back(d.shape);
+    }
+    p.shard_end.push_back(p.tensors.size());
+  }
+  if (!p.src.weight_map.empty() && indexed != p.src.weight_map.size()) {
+    for (const auto& [name, shard] : p.src.weight_map) {
+      bool found = false;
+      for (const PlannedTensor& t : p.tensors) found = found || t.name == name;
+      if (!found) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: the index lists tensor '%s' in '%s', which does not hold it",
+            p.src.dir, name, shard));
+      }
+    }
+  }
+  p.ignored.assign(ignored.begin(), ignored.end());
+
+  // Output names must be unique across the checkpoint.
+  std::map<std::string, std::string> owner;
+  size_t quantized = 0;
+  for (const PlannedTensor& t : p.tensors) {
+    std::vector<std::string> names;
+    if (t.quantized) {
+      ++quantized;
+      for (const PlannedOutput& po : t.outputs) names.push_back(po.name);
+    } else {
+      names.push_back(t.name);
+    }
+    for (const std::string& n : names) {
+      auto [it, fresh] = owner.emplace(n, t.name);
+      if (!fresh) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "output tensor '%s' (from '%s') collides with the output of '%s'", n,
+            t.name, it->second));
+      }
+    }
+  }
+  if (quantized == 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "no tensor selected for quantization among %d tensors (see the reasons with "
+        "--dry-run; --include=REGEX selects more)",
+        p.tensors.size()));
+  }
+
+  // Output shards: tensors in input order, a new shard when the next tensor
+  // (all outputs of a quantized tensor stay together) would exceed the limit.
+  uint64_t cur = 0;
+  std::vector<uint64_t> unit(p.tensors.size());
+  for (size_t i = 0; i < p.tensors.size(); ++i) {
+    const PlannedTensor& t = p.tensors[i];
+    unit[i] = t.bytes;
+    if (t.quantized) {
+      unit[i] = 0;
+      for (const PlannedOutput& po : t.outputs) unit[i] += po.bytes;
+    }
+    if (cur > 0 && cur + unit[i] > o.max_shard_bytes) {
+      p.out_end.push_back(i);
+      cur = 0;
+    }
+    cur += unit[i];
+    p.out_bytes += unit[i];
+  }
+  p.out_end.push_back(p.tensors.size());
+  if (IsFileOutput(out_path) && p.out_end.size() > 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: the output needs %d shards of at most %d bytes; give a directory as the "
+        "output",
+        out_path, p.out_end.size(), o.max_shard_bytes));
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < p.tensors.size(); ++i) {
+    while (i >= p.out_end[k]) ++k;
+    p.tensors[i].out_shard =
+        IsFileOutput(out_path) ? out_path : ShardName(k, p.out_end.size());
+  }
+  for (size_t s = 0; s < p.out_end.size(); ++s) {
+    p.out_shards.push_back(IsFileOutput(out_path) ? out_path
+                                                  : ShardName(s, p.out_end.size()));
+  }
+  return p;
+}
+
+// Per expert largest |x| of a selected tensor; NaN or Inf is an error (no
+// scheme's global scale can represent it).
+absl::StatusOr<std::vector<float>> ExpertAmax(const PlannedTensor& t,
+                                              const WeightShape& s,
+                                              absl::Span<const uint8_t> bytes,
+                                              internal::ThreadPool& pool) {
+  const Format from = *StDtypeFormat(t.dtype);
+  const size_t per_expert = s.rows * s.cols;
+  std::vector<float> amax(s.experts, 0.0f);
+  std::vector<uint8_t> bad(s.experts, 0);
+  pool.ParallelFor(s.experts, [&](size_t e) {
+    float m = 0;
+    for (size_t i = e * per_expert; i < (e + 1) * per_expert; ++i) {
+      const float x = internal::LoadAsF32(from, bytes.data(), i);
+      if (!std::isfinite(x)) bad[e] = 1;
+      m = std::max(m, std::fabs(x));
+    }
+    amax[e] = m;
+  });
+  for (uint8_t b : bad) {
+    if (b) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "tensor '%s' holds NaN or Inf, which an NVFP4 global scale cannot "
+          "represent; --ignore it",
+          t.name));
+    }
+  }
+  return amax;
+}
+
+absl::Status WriteConfig(const CheckpointSource& src, const std::string& out_dir,
+                         const std::string& rel, const Json* quantization_config) {
+  absl::StatusOr<std::string> text = internal::ReadTextFile(src.dir + "/" + rel);
+  if (!text.ok()) return text.status();
+  Json j;
+  try {
+    j = Json::parse(*text);
+  } catch (const Json::exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(src.dir, "/", rel, ": not valid JSON: ", e.what()));
+  }
+  if (!j.is_object()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(src.dir, "/", rel, ": expected a JSON object"));
+  }
+  if (quantization_config == nullptr) {
+    j.erase("quantization_config");
+  } else {
+    j["quantization_config"] = *quantization_config;
+  }
+  return internal::WriteTextFile(out_dir + "/" + rel, j.dump(2) + "\n");
+}
+
+absl::Status WriteIndex(const std::string& out_dir,
+                        const std::map<std::string, std::string>& weight_map,
+                        uint64_t total) {
+  Json j = {{"metadata", {{"total_size", total}}}, {"weight_map", weight_map}};
+  return internal::WriteTextFile(out_dir + "/" + internal::kIndexFile,
+                                 j.dump(2) + "\n");
+}
+
+// Tensors of one output shard being assembled.
+struct PendingShard {
+  std::vector<StTensorOut> tensors;
+  std::map<std::string, std::string> metadata;
+  std::vector<std::unique_ptr<uint8_t[]>> buffers;
+  std::vector<std::shared_ptr<MappedFile>> files;  // behind copied tensors
+  uint64_t bytes = 0;
+};
+
+// `for_serving`: the file is for a serving stack, whose loader (transformers)
+// requires __metadata__ "format" = "pt" whenever there is metadata.
+absl::Status Flush(PendingShard& p, const std::string& path, const std::string& name,
+                   const CheckpointOptions& o, bool for_serving) {
+  if (o.before_write) {
+    if (absl::Status s = o.before_write(name); !s.ok()) return s;
+  }
+  if (for_serving && !p.metadata.empty()) p.metadata.emplace("format", "pt");
+  if (absl::Status s = WriteSafetensors(path, p.tensors, p.metadata); !s.ok()) return s;
+  p = PendingShard();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<CheckpointReport> QuantizeCheckpoint(const std::string& in_path,
+                                                    const std::string& out_path,
+                                                    const CheckpointOptions& options) {
+  const auto t0 = Clock::now();
+  absl::StatusOr<Plan> plan = MakePlan(in_path, out_path, options);
+  if (!plan.ok()) return plan.status();
+  Plan& p = *plan;
+  CheckpointReport rep;
+  rep.operation = "quantize";
+  rep.scheme = std::string(p.scheme->name());
+  rep.format = p.format;
+  rep.dry_run = options.dry_run;
+  rep.input_shards = p.src.shards;
+  rep.output_shards = p.out_shards;
+  rep.copied_files = p.src.other_files;
+  rep.out_bytes = p.out_bytes;
+  for (const PlannedTensor& t : p.tensors) {
+    rep.in_bytes += t.bytes;
+    rep.quantized_tensors += t.quantized ? 1 : 0;
+  }
+  rep.tensors = p.tensors;
+  if (options.dry_run) {
+    rep.seconds = Since(t0);
+    return rep;
+  }
+  internal::ThreadPool pool(options.threads);
+  rep.threads = pool.size();
+  ModelProgress progress;
+  progress.tensors_total = p.tensors.size();
+  progress.bytes_total = rep.in_bytes;
+  auto report_progress = [&](uint64_t bytes) {
+    if (!options.progress) return;
+    progress.tensors_done += 1;
+    progress.bytes_done += bytes;
+    progress.seconds = Since(t0);
+    options.progress(progress);
+  };
+
+  // Pass 1 (NVFP4 global scales): the amax of every fused group, over every
+  // shard, before any tensor of the group is quantized.
+  std::map<std::string, std::vector<float>> group_amax;
+  if (p.scheme->NeedsGroupAmax(p.format)) {
+    size_t begin = 0;
+    for (size_t si = 0; si < p.src.shards.size(); ++si) {
+      absl::StatusOr<OpenShard> s = Open(p.src, p.src.shards[si]);
+      if (!s.ok()) return s.status();
+      for (size_t i = begin; i < p.shard_end[si]; ++i) {
+        const PlannedTensor& t = p.tensors[i];
+        if (!t.quantized) continue;
+        absl::StatusOr<std::vector<float>> a = ExpertAmax(
+            t, p.shapes[i], s->view.Bytes(*s->view.Find(t.name)), pool);
+        if (!a.ok()) return a.status();
+        const std::string key = absl::StrCat(t.group, "#", a->size());
+        std::vector<float>& g = group_amax[key];
+        if (g.empty()) g.assign(a->size(), 0.0f);
+        for (size_t e = 0; e < a->size(); ++e) g[e] = std::max(g[e], (*a)[e]);
+      }
+      begin = p.shard_end[si];
+    }
+  }
+
+  absl::StatusOr<StagedOutput> staged = StagedOutput::Create(out_path, !IsFileOutput(out_path));
+  if (!staged.ok()) return staged.status();
+  const std::string dir = staged->path();
+  auto shard_path = [&](size_t k) {
+    return IsFileOutput(out_path) ? dir : dir + "/" + p.out_shards[k];
+  };
+
+  const Json config = p.scheme->QuantizationConfig(p.format, p.ignored);
+  // Pass 2: one input shard at a time.
+  PendingShard pending;
+  size_t k = 0;  // output shard being assembled
+  size_t begin = 0;
+  std::map<std::string, std::string> weight_map;
+  for (size_t si = 0; si < p.src.shards.size(); ++si) {
+    absl::StatusOr<OpenShard> s = Open(p.src, p.src.shards[si]);
+    if (!s.ok()) return s.status();
+    for (const auto& [key, value] : s->view.metadata) pending.metadata.emplace(key, value);
+    pending.files.push_back(s->file);
+    for (size_t i = begin; i < p.shard_end[si]; ++i) {
+      const PlannedTensor& t = p.tensors[i];
+      const StTensorInfo& info = *s->view.Find(t.name);
+      if (!t.quantized) {
+        pending.tensors.push_back({t.name, t.dtype, t.shape, s->view.Bytes(info)});
+        weight_map[t.name] = p.out_shards[k];
+      } else {
+        internal::SchemeJob job;
+        job.info = &info;
+        job.bytes = s->view.Bytes(info);
+        job.from = *StDtypeFormat(t.dtype);
+        job.shape = p.shapes[i];
+        job.format = p.format;
+        job.options = &options;
+        if (!t.group.empty()) {
+          job.group_amax = group_amax.at(absl::StrCat(t.group, "#", job.shape.experts));
+        }
+        std::vector<absl::Span<uint8_t>> outs;
+        for (const PlannedOutput& po : t.outputs) {
+          pending.buffers.emplace_back(new uint8_t[po.bytes]());
+          outs.emplace_back(pending.buffers.back().get(), po.bytes);
+        }
+        if (absl::Status st = p.scheme->Quantize(job, pool, outs, pending.metadata);
+            !st.ok()) {
+          return Prefix(absl::StrCat("tensor '", t.name, "'"), st);
+        }
+        for (size_t j = 0; j < t.outputs.size(); ++j) {
+          const PlannedOutput& po = t.outputs[j];
+          pending.tensors.push_back({po.name, po.dtype, po.shape, outs[j]});
+          weight_map[po.name] = p.out_shards[k];
+        }
+      }
+      report_progress(t.bytes);
+      if (i + 1 == p.out_end[k]) {
+        if (absl::Status st = Flush(pending, shard_path(k), p.out_shards[k], options,
+                                    !config.is_null());
+            !st.ok()) {
+          return st;
+        }
+        // Later tensors of this input shard go to the next output shard.
+        pending.files.push_back(s->file);
+        for (const auto& [key, value] : s->view.metadata) {
+          pending.metadata.emplace(key, value);
+        }
+        ++k;
+      }
+    }
+    begin = p.shard_end[si];
+  }
+
+  if (!IsFileOutput(out_path)) {
+    if (p.out_shards.size() > 1) {
+      if (absl::Status st = WriteIndex(dir, weight_map, p.out_bytes); !st.ok()) return st;
+    }
+    for (const std::string& rel : p.src.other_files) {
+      absl::Status st = rel == "config.json"
+                            ? WriteConfig(p.src, dir, rel, config.is_null() ? nullptr : &config)
+                            : internal::CopyRelativeFile(p.src.dir, dir, rel);
+      if (!st.ok()) return st;
+    }
+    for (const auto& [name, text] : p.scheme->ExtraFiles(p.format, p.ignored)) {
+      if (absl::Status st = internal::WriteTextFile(dir + "/" + name, text); !st.ok()) {
+        return st;
+      }
+    }
+  }
+  if (absl::Status st = staged->Commit(); !st.ok()) return st;
+  rep.seconds = Since(t0);
+  return rep;
+}
+
+absl::StatusOr<CheckpointReport> DequantizeCheckpoint(
+    const std::string& in_path, const std::string& out_path,
+    const DequantizeModelOptions& options) {
+  const auto t0 = Clock::now();
+  if (options.to.has_value() && *options.to != Format::kF32 &&
+      *options.to != Format::kBF16 && *options.to != Format::kF16) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "to: expected f32, bf16 or f16, got %s", FormatName(*options.to)));
+  }
+  absl::StatusOr<CheckpointSource> src = internal::OpenCheckpointSource(in_path);
+  if (!src.ok()) return src.status();
+  const bool file_out = IsFileOutput(out_path);
+  if (file_out && src->shards.size() > 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: the input has %d shards; give a directory as the output", out_path,
+        src->shards.size()));
+  }
+  absl::StatusOr<StagedOutput> staged = StagedOutput::Create(out_path, !file_out);
+  if (!staged.ok()) return staged.status();
+  const std::string dir = staged->path();
+  CheckpointReport rep;
+  rep.operation = "dequantize";
+  rep.input_shards = src->shards;
+  rep.copied_files = src->other_files;
+  std::map<std::string, std::string> weight_map;
+  for (const std::string& shard : src->shards) {
+    absl::StatusOr<OpenShard> s = Open(*src, shard);
+    if (!s.ok()) return s.status();
+    const std::string out_shard = src->dir.empty() ? out_path : shard;
+    const std::string path = file_out ? dir : dir + "/" + shard;
+    rep.output_shards.push_back(out_shard);
+    absl::StatusOr<std::vector<QuantizedTensorInfo>> records =
+        ListQuantizedTensors(s->view);
+    if (!records.ok()) return Prefix(src->ShardPath(shard), records.status());
+    std::vector<StTensorOut> tensors;
+    std::map<std::string, std::string> metadata;
+    std::vector<std::vector<uint8_t>> buffers;
+    std::optional<ModelOutput> native;
+    if (!records->empty()) {
+      absl::StatusOr<ModelOutput> d = DequantizeModel(s->view, options);
+      if (!d.ok()) return Prefix(src->ShardPath(shard), d.status());
+      native = *std::move(d);
+      tensors = native->tensors;
+      metadata = native->metadata;
+      for (const TensorReport& tr : native->report.tensors) {
+        PlannedTensor pt;
+        pt.name = tr.name;
+        pt.shard = shard;
+        pt.dtype = tr.dtype;
+        pt.shape = tr.shape;
+        pt.bytes = tr.out_bytes;
+        pt.quantized = tr.quantized;
+        pt.reason = tr.quantized ? "mxpack" : "copied";
+        pt.out_shard = out_shard;
+        rep.tensors.push_back(pt);
+      }
+    } else {
+      metadata = s->view.metadata;
+      const std::vector<internal::FoundQuantized> found =
+          internal::FindQuantized(s->view);
+      std::map<std::string, const internal::FoundQuantized*> first;
+      std::set<std::string> consumed;
+      for (const internal::FoundQuantized& q : found) {
+        first[q.parts[0]] = &q;
+        consumed.insert(q.parts.begin(), q.parts.end());
+      }
+      buffers.reserve(found.size());
+      for (const StTensorInfo& t : s->view.tensors) {
+        PlannedTensor pt;
+        pt.shard = shard;
+        pt.out_shard = out_shard;
+        auto it = first.find(t.name);
+        if (it == first.end()) {
+          if (consumed.count(t.name)) continue;
+          tensors.push_back({t.name, t.dtype, t.shape, s->view.Bytes(t)});
+          pt.name = t.name;
+          pt.dtype = t.dtype;
+          pt.shape = t.shape;
+          pt.bytes = t.num_bytes();
+          pt.reason = "copied";
+          rep.tensors.push_back(pt);
+          continue;
+        }
+        const internal::FoundQuantized& q = *it->second;
+        uint64_t n = 1;
+        for (uint64_t d : q.shape) n *= d;
+        std::vector<float> f(n);
+        absl::StatusOr<const Scheme*> scheme = internal::FindScheme(q.scheme);
+        if (!scheme.ok()) return scheme.status();
+        if (absl::Status st = (*scheme)->Dequantize(s->view, q, absl::MakeSpan(f));
+            !st.ok()) {
+          return Prefix(absl::StrCat("tensor '", q.name, "'"), st);
+        }
+        const Format to = options.to.value_or(Format::kBF16);
+        const StDtype dt = to == Format::kF32    ? StDtype::kF32
+                           : to == Format::kF16 ? StDtype::kF16
+                                                : StDtype::kBF16;
+        std::vector<uint8_t> bytes(n * StDtypeSize(dt));
+        constexpr EncodePolicy kRnNoSat = {Rounding::kRN, Saturation::kNoSat, false,
+                                           OverflowTie::kEven};
+        for (uint64_t i = 0; i < n; ++i) {
+          if (dt == StDtype::kF32) {
+            std::memcpy(&bytes[4 * i], &f[i], 4);
+          } else {
+            const uint32_t c = scalar::EncodeF32(f[i], to, kRnNoSat);
+            bytes[2 * i] = static_cast<uint8_t>(c);
+            bytes[2 * i + 1] = static_cast<uint8_t>(c >> 8);
+          }
+        }
+        buffers.push_back(std::move(bytes));
+        tensors.push_back({q.name, dt, q.shape, buffers.back()});
+        pt.name = q.name;
+        pt.dtype = dt;
+        pt.shape = q.shape;
+        pt.bytes = buffers.back().size();
+        pt.quantized = true;
+        pt.reason = absl::StrCat(q.scheme, " ", q.format);
+        rep.tensors.push_back(pt);
+      }
+    }
+    for (const StTensorOut& t : tensors) {
+      weight_map[t.name] = out_shard;
+      rep.out_bytes += t.data.size();
+    }
+    rep.in_bytes += s->view.data.size();
+    if (absl::Status st = WriteSafetensors(path, tensors, metadata); !st.ok()) return st;
+  }
+  for (const PlannedTensor& t : rep.tensors) rep.quantized_tensors += t.quantized;
+  if (!file_out && !src->dir.empty()) {
+    if (!src->weight_map.empty()) {
+      if (absl::Status st = WriteIndex(dir, weight_map, rep.out_bytes); !st.ok()) return st;
+    }
+    for (const std::string& rel : src->other_files) {
+      if (rel == "hf_quant_config.json") continue;
+      absl::Status st = rel == "config.json"
+                            ? WriteConfig(*src, dir, rel, nullptr)
+                            : internal::CopyRelativeFile(src->dir, dir, rel);
+      if (!st.ok()) return st;
+    }
+  }
+  if (absl::Status st = staged->Commit(); !st.ok()) return st;
+  rep.seconds = Since(t0);
+  return rep;
+}
+
+namespace {
+
+absl::StatusOr<Json> InspectJsonValue(const std::string& path) {
+  absl::StatusOr<CheckpointSource> src = internal::OpenCheckpointSource(path);
+  if (!src.ok()) return src.status();
+  Json j;
+  Json shards = Json::array();
+  for (const std::string& shard : src->shards) {
+    absl::StatusOr<OpenShard> s = Open(*src, shard);
+    if (!s.ok()) return s.status();
+    absl::StatusOr<std::string> text = InspectJson(s->view);
+    if (!text.ok()) return Prefix(src->ShardPath(shard), text.status());
+    Json e = Json::parse(*text);
+    e["shard"] = shard;
+    Json ct = Json::array();
+    for (const internal::FoundQuantized& q : internal::FindQuantized(s->view)) {
+      ct.push_back({{"name", q.name},
+                    {"scheme", q.scheme},
+                    {"format", q.format},
+                    {"shape", q.shape},
+                    {"tensors", q.parts}});
+    }
+    e["serving_schemes"] = std::move(ct);
+    shards.push_back(std::move(e));
+  }
+  j["shards"] = std::move(shards);
+  if (!src->dir.empty()) {
+    absl::StatusOr<std::string> cfg = internal::ReadTextFile(src->dir + "/config.json");
+    if (cfg.ok()) {
+      try {
+        Json c = Json::parse(*cfg);
+        if (c.is_object() && c.contains("quantization_config")) {
+          j["quantization_config"] = c["quantization_config"];
+        }
+      } catch (const Json::exception&) {
+      }
+    }
+  }
+  return j;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> InspectCheckpointJson(const std::string& path) {
+  absl::StatusOr<Json> j = InspectJsonValue(path);
+  if (!j.ok()) return j.status();
+  return j->dump(2) + "\n";
+}
+
+absl::StatusOr<std::string> InspectCheckpointText(const std::string& path) {
+  absl::StatusOr<CheckpointSource> src = internal::OpenCheckpointSource(path);
+  if (!src.ok()) return src.status();
+  std::string out;
+  for (const std::string& shard : src->shards) {
+    absl::StatusOr<OpenShard> s = Open(*src, shard);
+    if (!s.ok()) return s.status();
+    absl::StatusOr<std::string> text = InspectText(s->view);
+    if (!text.ok()) return Prefix(src->ShardPath(shard), text.status());
+    absl::StrAppend(&out, src->ShardPath(shard), ": ", *text);
+    const std::vector<internal::FoundQuantized> ct =
+        internal::FindQuantized(s->view);
+    if (!ct.empty()) out += "quantized tensors of serving schemes:\n";
+    for (const internal::FoundQuantized& q : ct) {
+      absl::StrAppendFormat(&out, "  %s: %s %s %s <- %s\n", q.name, q.scheme, q.format,
+                            ShapeString(q.shape), absl::StrJoin(q.parts, " + "));
+    }
+  }
+  if (!src->dir.empty()) {
+    absl::StatusOr<Json> j = InspectJsonValue(path);
+    if (j.ok() && j->contains("quantization_config")) {
+      absl::StrAppend(&out, "config.json quantization_config: ",
+                      (*j)["quantization_config"].dump(), "\n");
+    }
+    if (!src->other_files.empty()) {
+      absl::StrAppend(&out, "other files: ", absl::StrJoin(src->other_files, ", "), "\n");
+    }
+  }
+  return out;
+}
+
+std::string CheckpointReportText(const CheckpointReport& r) {
+  std::string s;
+  const bool q = r.operation == "quantize";
+  if (q) {
+    absl::StrAppendFormat(&s, "quantize-model%s: scheme %s, format %s; %d input shard%s -> %d output shard%s\n",
+                          r.dry_run ? " --dry-run" : "", r.scheme, MxFormatName(r.format),
+                          r.input_shards.size(), r.input_shards.size() == 1 ? "" : "s",
+                          r.output_shards.size(), r.output_shards.size() == 1 ? "" : "s");
+  } else {
+    absl::StrAppendFormat(&s, "dequantize-model: %d shard%s\n", r.input_shards.size(),
+                          r.input_shards.size() == 1 ? "" : "s");
+  }
+  size_t w = 6;
+  for (const PlannedTensor& t : r.tensors) w = std::max(w, t.name.size());
+  absl::StrAppendFormat(&s, "%-*s %-16s %-5s %-9s %s\n", static_cast<int>(w), "tensor",
+                        "shape", "dtype", "action", "why");
+  for (const PlannedTensor& t : r.tensors) {
+    const std::string action =
+        t.quantized ? (q ? std::string(MxFormatName(r.format)) : std::string("dequant"))
+                    : std::string("copied");
+    absl::StrAppendFormat(&s, "%-*s %-16s %-5s %-9s %s\n", static_cast<int>(w), t.name,
+                          ShapeString(t.shape), StDtypeName(t.dtype), action, t.reason);
+    for (const PlannedOutput& o : t.outputs) {
+      absl::StrAppendFormat(&s, "%-*s   -> %s %s %s, %d bytes (%s)\n",
+                            static_cast<int>(w), "", o.name, StDtypeName(o.dtype),
+                            ShapeString(o.shape), o.bytes, t.out_shard);
+    }
+  }
+  absl::StrAppendFormat(&s, "total: %d %s, %d copied; tensor bytes %d -> %d",
+                        r.quantized_tensors, q ? "quantized" : "dequantized",
+                        r.tensors.size() - r.quantized_tensors, r.in_bytes, r.out_bytes);
+  if (!r.copied_files.empty()) {
+    absl::StrAppendFormat(&s, "; files copied: %s", absl::StrJoin(r.copied_files, ", "));
+  }
+  if (!r.dry_run) absl::StrAppendFormat(&s, "; %.3f s", r.seconds);
+  s += "\n";
+  return s;
+}
+
+std::string CheckpointReportJson(const CheckpointReport& r) {
+  Json j;
+  j["operation"] = r.operation;
+  if (r.operation == "quantize") {
+    j["scheme"] = r.scheme;
+    j["format"] = std::string(MxFormatName(r.format));
+    j["dry_run"] = r.dry_run;
+  }
+  Json tensors = Json::array();
+  for (const PlannedTensor& t : r.tensors) {
+    Json e = {{"name", t.name},         {"shard", t.shard},
+              {"dtype", std::string(StDtypeName(t.dtype))},
+              {"shape", t.shape},       {"bytes", t.bytes},
+              {"quantized", t.quantized}, {"reason", t.reason},
+              {"out_shard", t.out_shard}};
+    if (!t.group.empty()) e["group"] = t.group;
+    Json outs = Json::array();
+    for (const PlannedOutput& o : t.outputs) {
+      outs.push_back({{"name", o.name},
+                      {"dtype", std::string(StDtypeName(o.dtype))},
+                      {"shape", o.shape},
+                      {"bytes", o.bytes}});
+    }
+    if (!outs.empty()) e["outputs"] = std::move(outs);
+    tensors.push_back(std::move(e));
+  }
+  j["tensors"] = std::move(tensors);
+  j["input_shards"] = r.input_shards;
+  j["output_shards"] = r.output_shards;
+  j["copied_files"] = r.copied_files;
+  j["quantized_tensors"] = r.quantized_tensors;
+  j["in_bytes"] = r.in_bytes;
+  j["out_bytes"] = r.out_bytes;
+  j["threads"] = r.threads;
+  j["seconds"] = r.seconds;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace mxpack

@@ -1,0 +1,211 @@
+// Checkpoint input discovery, shard index parsing and staged output.
+#include "src/checkpoint/checkpoint_io.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "nlohmann/json.hpp"
+
+namespace mxpack::internal {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) {
+    return absl::NotFoundError(
+        absl::StrFormat("%s: cannot open for reading: %s", path, std::strerror(errno)));
+  }
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+absl::Status WriteTextFile(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  f.close();
+  if (!f) {
+    return absl::DataLossError(absl::StrFormat("%s: write error", path));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CopyRelativeFile(const std::string& from_dir, const std::string& to_dir,
+                              const std::string& rel) {
+  std::error_code ec;
+  const fs::path dst = fs::path(to_dir) / rel;
+  fs::create_directories(dst.parent_path(), ec);
+  if (!ec) fs::copy_file(fs::path(from_dir) / rel, dst, ec);
+  if (ec) {
+    return absl::DataLossError(
+        absl::StrFormat("%s: cannot copy to %s: %s", rel, to_dir, ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::map<std::string, std::string>> ParseShardIndex(
+    const std::string& text) {
+  auto bad = [](const std::string& m) {
+    return absl::InvalidArgumentError(absl::StrCat(kIndexFile, ": ", m));
+  };
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const Json::exception& e) {
+    return bad(absl::StrCat("not valid JSON: ", e.what()));
+  }
+  if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object()) {
+    return bad("expected an object with a \"weight_map\" object");
+  }
+  if (j.contains("metadata") && !j["metadata"].is_object() && !j["metadata"].is_null()) {
+    return bad("\"metadata\" must be an object");
+  }
+  std::map<std::string, std::string> map;
+  for (const auto& [tensor, shard] : j["weight_map"].items()) {
+    if (!shard.is_string()) {
+      return bad(absl::StrFormat("weight_map[\"%s\"] must be a string", tensor));
+    }
+    const std::string s = shard.get<std::string>();
+    if (s.empty() || absl::StrContains(s, "/") || s == "." || s == "..") {
+      return bad(absl::StrFormat(
+          "weight_map[\"%s\"] = \"%s\": expected a file name in the directory", tensor,
+          s));
+    }
+    map.emplace(tensor, s);
+  }
+  if (map.empty()) return bad("weight_map is empty");
+  return map;
+}
+
+absl::StatusOr<CheckpointSource> OpenCheckpointSource(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) {
+    return absl::NotFoundError(absl::StrFormat("%s: cannot open for reading: %s", path,
+                                               ec ? ec.message() : "no such file"));
+  }
+  CheckpointSource src;
+  if (!fs::is_directory(st)) {
+    src.shards.push_back(path);
+    return src;
+  }
+  src.dir = path;
+  std::set<std::string> shard_set;
+  const fs::path index = fs::path(path) / kIndexFile;
+  if (fs::exists(index)) {
+    absl::StatusOr<std::string> text = ReadTextFile(index.string());
+    if (!text.ok()) return text.status();
+    absl::StatusOr<std::map<std::string, std::string>> map = ParseShardIndex(*text);
+    if (!map.ok()) {
+      return absl::Status(map.status().code(),
+                          absl::StrCat(path, "/", map.status().message()));
+    }
+    src.weight_map = *std::move(map);
+    for (const auto& [t, s] : src.weight_map) shard_set.insert(s);
+    src.shards.assign(shard_set.begin(), shard_set.end());
+  } else if (fs::exists(fs::path(path) / kSingleFile)) {
+    src.shards.push_back(kSingleFile);
+    shard_set.insert(kSingleFile);
+  } else {
+    return absl::NotFoundError(absl::StrFormat(
+        "%s: a model directory needs %s or %s", path, kSingleFile, kIndexFile));
+  }
+  for (const std::string& s : src.shards) {
+    if (!fs::is_regular_file(fs::path(path) / s)) {
+      return absl::NotFoundError(
+          absl::StrFormat("%s: shard '%s' listed in %s is missing", path, s, kIndexFile));
+    }
+  }
+  for (auto it = fs::recursive_directory_iterator(path, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_regular_file()) continue;
+    const std::string rel = fs::relative(it->path(), path).string();
+    if (shard_set.count(rel) || rel == kIndexFile) continue;
+    src.other_files.push_back(rel);
+  }
+  if (ec) {
+    return absl::InternalError(absl::StrFormat("%s: cannot list: %s", path, ec.message()));
+  }
+  std::sort(src.other_files.begin(), src.other_files.end());
+  return src;
+}
+
+absl::StatusOr<StagedOutput> StagedOutput::Create(const std::string& final_path,
+                                                  bool directory) {
+  std::error_code ec;
+  // A file output replaces an existing file (rename); a directory output
+  // never replaces anything.
+  const fs::file_status st = fs::symlink_status(final_path, ec);
+  if (fs::exists(st) && (directory || !fs::is_regular_file(st))) {
+    return absl::AlreadyExistsError(absl::StrFormat(
+        "%s: the output exists; remove it or choose another path", final_path));
+  }
+  fs::path parent = fs::path(final_path).parent_path();
+  if (parent.empty()) parent = ".";
+  if (!fs::is_directory(parent, ec)) {
+    return absl::PermissionDeniedError(absl::StrFormat(
+        "%s: cannot open for writing: directory %s does not exist", final_path,
+        parent.string()));
+  }
+  std::string tmpl = absl::StrCat(final_path, ".mxpack-tmp-XXXXXX");
+  if (directory) {
+    if (mkdtemp(tmpl.data()) == nullptr) {
+      return absl::PermissionDeniedError(absl::StrFormat(
+          "%s: cannot open for writing: %s", final_path, std::strerror(errno)));
+    }
+  } else {
+    const int fd = mkstemp(tmpl.data());
+    if (fd < 0) {
+      return absl::PermissionDeniedError(absl::StrFormat(
+          "%s: cannot open for writing: %s", final_path, std::strerror(errno)));
+    }
+    ::close(fd);
+  }
+  return StagedOutput(final_path, tmpl, directory);
+}
+
+StagedOutput::StagedOutput(StagedOutput&& o) noexcept
+    : final_(std::move(o.final_)),
+      tmp_(std::move(o.tmp_)),
+      directory_(o.directory_),
+      done_(o.done_) {
+  o.done_ = true;
+}
+
+StagedOutput::~StagedOutput() {
+  if (done_) return;
+  std::error_code ec;
+  fs::remove_all(tmp_, ec);
+}
+
+absl::Status StagedOutput::Commit() {
+  std::error_code ec;
+  if (directory_ && fs::exists(fs::symlink_status(final_, ec))) {
+    return absl::AlreadyExistsError(
+        absl::StrFormat("%s: the output appeared while writing; not replaced", final_));
+  }
+  if (std::rename(tmp_.c_str(), final_.c_str()) != 0) {
+    return absl::DataLossError(absl::StrFormat("%s: cannot rename %s into place: %s",
+                                               final_, tmp_, std::strerror(errno)));
+  }
+  done_ = true;
+  return absl::OkStatus();
+}
+
+}  // namespace mxpack::internal

@@ -1,0 +1,191 @@
+// The ModelOpt export scheme (NVIDIA TensorRT Model Optimizer's unified
+// Hugging Face checkpoint, read by vLLM's and TensorRT-LLM's "modelopt"
+// loaders): NVFP4 weights with ModelOpt's own arithmetic (NVFP4QTensor),
+// hf_quant_config.json and the quantization_config ModelOpt writes into
+// config.json. Sources of every rule: docs/checkpoints.md.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
+#include "mxpack/scalar.h"
+#include "src/checkpoint/scheme.h"
+
+#ifndef MXPACK_LIB_VERSION
+#define MXPACK_LIB_VERSION "unknown"
+#endif
+
+namespace mxpack::internal {
+using scalar::DecodeToF32;
+using scalar::EncodeF32;
+
+namespace {
+
+constexpr EncodePolicy kRnSat = {Rounding::kRN, Saturation::kSatFinite, false,
+                                 OverflowTie::kEven};
+
+// One row (NVFP4QTensor.get_weights_scaling_factor and quantize, in f32):
+// block scale = amax_block / (6 * t), 0 -> 1, clamped to [2^-9, 448] and cast
+// to float8_e4m3fn (_cast_per_block_scale_to_fp8); elements =
+// _cast_fp4(x / (float(scale) * t)).
+void ModelOptNvfp4Row(Format w, const uint8_t* in, size_t row, size_t cols, float t,
+                      uint8_t* packed, uint8_t* scales) {
+  const size_t base = row * cols;
+  const float six_t = 6.0f * t;
+  for (size_t g = 0; g < cols / 16; ++g) {
+    float amax = 0;
+    for (size_t k = 0; k < 16; ++k) {
+      amax = std::max(amax, std::fabs(LoadAsF32(w, in, base + g * 16 + k)));
+    }
+    float s = amax / six_t;
+    if (s == 0.0f) s = 1.0f;
+    s = std::clamp(s, 0.001953125f, 448.0f);  // 2^-9: the smallest subnormal
+    const uint8_t code = static_cast<uint8_t>(EncodeF32(s, Format::kE4M3, kRnSat));
+    scales[g] = code;
+    const float div = DecodeToF32(Format::kE4M3, code) * t;
+    for (size_t k = 0; k < 16; k += 2) {
+      const size_t i = base + g * 16 + k;
+      packed[(g * 16 + k) / 2] =
+          static_cast<uint8_t>(E2m1Nibble(LoadAsF32(w, in, i) / div) |
+                               (E2m1Nibble(LoadAsF32(w, in, i + 1) / div) << 4));
+    }
+  }
+}
+
+class ModelOpt final : public Scheme {
+ public:
+  absl::string_view name() const override { return "modelopt"; }
+  std::vector<MxFormat> formats() const override { return {MxFormat::kNvfp4}; }
+  MxFormat default_format() const override { return MxFormat::kNvfp4; }
+
+  std::string Unsupported(const WeightShape& s, MxFormat) const override {
+    if (s.stacked) return "ModelOpt exports experts as per-expert 2-D weights";
+    if (s.cols % 16 != 0) {
+      return absl::StrFormat("input dimension %d is not a multiple of 16", s.cols);
+    }
+    return "";
+  }
+
+  // X.weight stays X.weight (packed), plus X.weight_scale and X.weight_scale_2.
+  std::vector<PlannedOutput> Outputs(const StTensorInfo& t, const WeightShape& s,
+                                     MxFormat, const CheckpointOptions&) const override {
+    const std::string base = absl::EndsWith(t.name, ".weight")
+                                 ? t.name.substr(0, t.name.size() - 7)
+                                 : t.name;
+    const uint64_t n = s.rows;
+    return {{t.name, StDtype::kU8, {n, s.cols / 2}, n * (s.cols / 2)},
+            {base + ".weight_scale", StDtype::kF8E4M3, {n, s.cols / 16}, n * (s.cols / 16)},
+            {base + ".weight_scale_2", StDtype::kF32, {}, 4}};
+  }
+
+  bool NeedsGroupAmax(MxFormat) const override { return true; }
+
+  absl::Status Quantize(const SchemeJob& job, ThreadPool& pool,
+                        absl::Span<const absl::Span<uint8_t>> outs,
+                        std::map<std::string, std::string>&) const override {
+    // get_weights_scaling_factor_2_from_quantizer: amax.float() / (6 * 448),
+    // amax the fused group's (preprocess_linear_fusion takes the max).
+    const float t = job.group_amax[0] / 2688.0f;
+    if (!(t > 0.0f)) {
+      return absl::InvalidArgumentError(
+          "all-zero weights: ModelOpt's tensor scale amax / 2688 would be 0");
+    }
+    std::memcpy(outs[2].data(), &t, 4);
+    const size_t rows = job.shape.rows, cols = job.shape.cols;
+    const size_t step = std::max<size_t>(1, (size_t{1} << 18) / cols);
+    pool.ParallelFor((rows + step - 1) / step, [&](size_t c) {
+      for (size_t r = c * step; r < std::min(rows, (c + 1) * step); ++r) {
+        ModelOptNvfp4Row(job.from, job.bytes.data(), r, cols, t,
+                         outs[0].data() + r * (cols / 2), outs[1].data() + r * (cols / 16));
+      }
+    });
+    return absl::OkStatus();
+  }
+
+  // convert_hf_quant_config_format of the hf_quant_config below.
+  Json QuantizationConfig(MxFormat, const std::vector<std::string>& ignored) const override {
+    const Json args = {{"dynamic", false}, {"num_bits", 4}, {"type", "float"},
+                       {"group_size", 16}};
+    return {{"config_groups",
+             {{"group_0",
+               {{"input_activations", args}, {"weights", args}, {"targets", {"Linear"}}}}}},
+            {"ignore", ignored},
+            {"quant_algo", "NVFP4"},
+            {"producer", Producer()},
+            {"quant_method", "modelopt"}};
+  }
+
+  // get_quant_config: producer and quantization {quant_algo, kv_cache_quant_algo,
+  // group_size, exclude_modules (sorted)}, written with indent 4.
+  std::map<std::string, std::string> ExtraFiles(
+      MxFormat, const std::vector<std::string>& ignored) const override {
+    Json j = {{"producer", Producer()},
+              {"quantization",
+               {{"quant_algo", "NVFP4"},
+                {"kv_cache_quant_algo", nullptr},
+                {"group_size", 16},
+                {"exclude_modules", ignored}}}};
+    return {{"hf_quant_config.json", j.dump(4) + "\n"}};
+  }
+
+  std::vector<FoundQuantized> Find(const SafetensorsView& v) const override {
+    std::vector<FoundQuantized> found;
+    for (const StTensorInfo& t : v.tensors) {
+      if (t.dtype != StDtype::kU8 || t.shape.size() != 2 ||
+          !absl::EndsWith(t.name, ".weight")) {
+        continue;
+      }
+      const std::string base = t.name.substr(0, t.name.size() - 7);
+      const StTensorInfo* sc = v.Find(base + ".weight_scale");
+      const StTensorInfo* s2 = v.Find(base + ".weight_scale_2");
+      if (sc == nullptr || s2 == nullptr || sc->dtype != StDtype::kF8E4M3 ||
+          s2->dtype != StDtype::kF32 || s2->num_elements() != 1 || sc->shape.size() != 2 ||
+          sc->shape[0] != t.shape[0] || sc->shape[1] * 8 != t.shape[1]) {
+        continue;
+      }
+      FoundQuantized q;
+      q.name = t.name;
+      q.scheme = "modelopt";
+      q.format = "nvfp4";
+      q.shape = {t.shape[0], t.shape[1] * 2};
+      q.parts = {t.name, sc->name, s2->name};
+      found.push_back(std::move(q));
+    }
+    return found;
+  }
+
+  // NVFP4QTensor.dequantize: e2m1 * (float(scale) * t) in f32, with its
+  // value table, which maps code 0x8 to +0.
+  absl::Status Dequantize(const SafetensorsView& v, const FoundQuantized& q,
+                          absl::Span<float> out) const override {
+    const uint8_t* e = v.Bytes(*v.Find(q.parts[0])).data();
+    const uint8_t* s = v.Bytes(*v.Find(q.parts[1])).data();
+    float t;
+    std::memcpy(&t, v.Bytes(*v.Find(q.parts[2])).data(), 4);
+    const uint64_t rows = q.shape[0], cols = q.shape[1];
+    for (uint64_t r = 0; r < rows; ++r) {
+      for (uint64_t c = 0; c < cols; ++c) {
+        const uint8_t b = e[(r * cols + c) / 2];
+        const float d = DecodeToF32(Format::kE4M3, s[r * (cols / 16) + c / 16]) * t;
+        const uint8_t code = (c % 2 == 0) ? (b & 0xF) : (b >> 4);
+        out[r * cols + c] = code == 0x8 ? 0.0f : DecodeToF32(Format::kE2M1, code) * d;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  static Json Producer() { return {{"name", "mxpack"}, {"version", MXPACK_LIB_VERSION}}; }
+};
+
+}  // namespace
+
+const Scheme* ModelOptScheme() {
+  static const ModelOpt* s = new ModelOpt();
+  return s;
+}
+
+}  // namespace mxpack::internal

@@ -1,0 +1,546 @@
+// Whole checkpoints (QuantizeCheckpoint / DequantizeCheckpoint): the bytes of
+// the compressed-tensors scheme against golden files written by
+// compressed-tensors itself (golden/make_golden.py), model directories, shards
+// in and out (a fused group spanning two shards), every safetensors dtype,
+// 3-D expert tensors, the default selection, --dry-run and a failure midway.
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "mxpack/model.h"
+#include "mxpack/safetensors.h"
+#include "nlohmann/json.hpp"
+
+#ifndef MXPACK_GOLDEN_DIR
+#error "MXPACK_GOLDEN_DIR must name tests/checkpoint/golden"
+#endif
+
+namespace mxpack {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+// A temporary directory removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::string t = (fs::temp_directory_path() / "mxpack-ckpt-XXXXXX").string();
+    path_ = mkdtemp(t.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
+
+ private:
+  std::string path_;
+};
+
+struct Loaded {
+  std::unique_ptr<MappedFile> file;
+  SafetensorsView view;
+};
+
+Loaded Load(const std::string& path) {
+  Loaded l;
+  absl::StatusOr<std::unique_ptr<MappedFile>> f = MappedFile::Open(path);
+  EXPECT_TRUE(f.ok()) << f.status();
+  if (!f.ok()) return l;
+  l.file = *std::move(f);
+  absl::StatusOr<SafetensorsView> v = ParseSafetensors(l.file->bytes());
+  EXPECT_TRUE(v.ok()) << path << ": " << v.status();
+  if (v.ok()) l.view = *std::move(v);
+  return l;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+// Every tensor of `want` is in `got` with the same dtype, shape and bytes.
+void ExpectTensorsEqual(const SafetensorsView& want, const SafetensorsView& got,
+                        const std::string& what) {
+  for (const StTensorInfo& w : want.tensors) {
+    const StTensorInfo* g = got.Find(w.name);
+    ASSERT_NE(g, nullptr) << what << ": missing " << w.name;
+    EXPECT_EQ(StDtypeName(g->dtype), StDtypeName(w.dtype)) << what << ": " << w.name;
+    EXPECT_EQ(g->shape, w.shape) << what << ": " << w.name;
+    const absl::Span<const uint8_t> a = want.Bytes(w), b = got.Bytes(*g);
+    if (a != b) {
+      size_t i = 0;
+      while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+      ADD_FAILURE() << what << ": " << w.name << " differs at byte " << i << ": expected 0x"
+                    << std::hex << int(a[i]) << ", got 0x" << int(b[i]);
+    }
+  }
+}
+
+const std::string kGolden = MXPACK_GOLDEN_DIR;
+
+struct GoldenCase {
+  const char* file;
+  const char* scheme;
+  MxFormat format;
+  size_t kept;  // input tensors left unquantized
+};
+
+class GoldenTest : public testing::TestWithParam<GoldenCase> {};
+
+// The compressed-tensors and modelopt schemes write exactly what
+// compressed-tensors' compressors and ModelOpt's NVFP4QTensor write for the
+// same weights (fused-group global scales, f16 / bf16 / f32 inputs, a zero
+// block, -0, ties, a 3-D expert tensor), and dequantize-model gives exactly
+// what their dequantizers give (bf16).
+TEST_P(GoldenTest, BytesEqualCompressedTensors) {
+  const GoldenCase c = GetParam();
+  TempDir t;
+  CheckpointOptions o;
+  o.scheme = c.scheme;
+  o.format = c.format;
+  o.threads = 2;
+  absl::StatusOr<CheckpointReport> r =
+      QuantizeCheckpoint(kGolden + "/input.safetensors", t / "q.safetensors", o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const Loaded want = Load(kGolden + "/" + c.file + ".safetensors");
+  const Loaded got = Load(t / "q.safetensors");
+  ExpectTensorsEqual(want.view, got.view, c.file);
+  // Left unquantized by default: router, norm, lm_head, byte for byte.
+  const Loaded in = Load(kGolden + "/input.safetensors");
+  for (const char* name : {"model.layers.1.mlp.gate.weight", "model.norm.weight",
+                           "lm_head.weight"}) {
+    ASSERT_NE(got.view.Find(name), nullptr) << name;
+    EXPECT_TRUE(got.view.Bytes(*got.view.Find(name)) == in.view.Bytes(*in.view.Find(name)))
+        << name;
+  }
+  EXPECT_EQ(got.view.tensors.size(), want.view.tensors.size() + c.kept);
+
+  absl::StatusOr<CheckpointReport> d =
+      DequantizeCheckpoint(t / "q.safetensors", t / "d.safetensors", {});
+  ASSERT_TRUE(d.ok()) << d.status();
+  const Loaded dwant = Load(kGolden + "/" + c.file + ".dequant.safetensors");
+  const Loaded dgot = Load(t / "d.safetensors");
+  ExpectTensorsEqual(dwant.view, dgot.view, std::string(c.file) + " dequantized");
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, GoldenTest,
+                         testing::Values(
+                             GoldenCase{"nvfp4", "compressed-tensors", MxFormat::kNvfp4, 3},
+                             GoldenCase{"mxfp4", "compressed-tensors", MxFormat::kMxfp4, 3},
+                             GoldenCase{"mxfp8", "compressed-tensors", MxFormat::kMxfp8E4m3, 3},
+                             // ModelOpt keeps the 3-D expert tensor too.
+                             GoldenCase{"modelopt_nvfp4", "modelopt", MxFormat::kNvfp4, 4}),
+                         [](const testing::TestParamInfo<GoldenCase>& p) {
+                           return std::string(p.param.file);
+                         });
+
+// A small Llama-like checkpoint as tensors (bf16 weights filled from `seed`).
+struct Tensor {
+  std::string name;
+  StDtype dtype;
+  std::vector<uint64_t> shape;
+  std::vector<uint8_t> bytes;
+};
+
+Tensor Bf16(const std::string& name, std::vector<uint64_t> shape, uint32_t seed,
+            float scale = 1.0f) {
+  Tensor t{name, StDtype::kBF16, shape, {}};
+  uint64_t n = 1;
+  for (uint64_t d : shape) n *= d;
+  t.bytes.resize(2 * n);
+  uint32_t s = seed * 2654435761u + 1;
+  for (uint64_t i = 0; i < n; ++i) {
+    s = s * 1664525u + 1013904223u;
+    const float f = (static_cast<float>(s >> 8) / 16777216.0f - 0.5f) * scale;
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    t.bytes[2 * i] = static_cast<uint8_t>(b >> 16);
+    t.bytes[2 * i + 1] = static_cast<uint8_t>(b >> 24);
+  }
+  return t;
+}
+
+void WriteShard(const std::string& path, const std::vector<Tensor>& tensors) {
+  std::vector<StTensorOut> out;
+  for (const Tensor& t : tensors) out.push_back({t.name, t.dtype, t.shape, t.bytes});
+  absl::Status s = WriteSafetensors(path, out, {{"format", "pt"}});
+  ASSERT_TRUE(s.ok()) << s;
+}
+
+// Two shards; layer 0's q_proj sits in shard 1 and its k/v in shard 2, with
+// the group's largest value in v_proj.
+void MakeShardedModel(const std::string& dir) {
+  fs::create_directories(dir + "/tokenizer");
+  const uint64_t h = 64;
+  std::vector<Tensor> s1 = {Bf16("model.embed_tokens.weight", {100, h}, 1),
+                            Bf16("model.layers.0.input_layernorm.weight", {h}, 2),
+                            Bf16("model.layers.0.self_attn.q_proj.weight", {h, h}, 3)};
+  std::vector<Tensor> s2 = {Bf16("model.layers.0.self_attn.k_proj.weight", {32, h}, 4),
+                            Bf16("model.layers.0.self_attn.v_proj.weight", {32, h}, 5, 8.0f),
+                            Bf16("model.layers.0.self_attn.o_proj.weight", {h, h}, 6),
+                            Bf16("model.layers.0.mlp.gate_proj.weight", {128, h}, 7),
+                            Bf16("model.layers.0.mlp.up_proj.weight", {128, h}, 8),
+                            Bf16("model.layers.0.mlp.down_proj.weight", {h, 128}, 9),
+                            Bf16("model.norm.weight", {h}, 10),
+                            Bf16("lm_head.weight", {100, h}, 11)};
+  WriteShard(dir + "/model-00001-of-00002.safetensors", s1);
+  WriteShard(dir + "/model-00002-of-00002.safetensors", s2);
+  Json index = {{"metadata", {{"total_size", 0}}}, {"weight_map", Json::object()}};
+  for (const Tensor& t : s1) index["weight_map"][t.name] = "model-00001-of-00002.safetensors";
+  for (const Tensor& t : s2) index["weight_map"][t.name] = "model-00002-of-00002.safetensors";
+  WriteFile(dir + "/model.safetensors.index.json", index.dump(2));
+  WriteFile(dir + "/config.json", R"({"model_type": "llama", "hidden_size": 64})");
+  WriteFile(dir + "/generation_config.json", R"({"do_sample": false})");
+  WriteFile(dir + "/tokenizer/tokenizer.json", "{}");
+}
+
+// Reads the output directory: tensor name -> (shard, bytes).
+std::map<std::string, std::vector<uint8_t>> ReadDir(const std::string& dir,
+                                                    std::map<std::string, std::string>* shard_of) {
+  std::map<std::string, std::vector<uint8_t>> all;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".safetensors") continue;
+    Loaded l = Load(e.path().string());
+    for (const StTensorInfo& t : l.view.tensors) {
+      const absl::Span<const uint8_t> b = l.view.Bytes(t);
+      all[t.name] = std::vector<uint8_t>(b.begin(), b.end());
+      if (shard_of) (*shard_of)[t.name] = e.path().filename().string();
+    }
+  }
+  return all;
+}
+
+TEST(CheckpointTest, ShardedDirectoryInAndOutWithFusedGroupAcrossShards) {
+  TempDir t;
+  MakeShardedModel(t / "in");
+  CheckpointOptions o;
+  o.max_shard_bytes = 12000;  // several output shards
+  absl::StatusOr<CheckpointReport> r = QuantizeCheckpoint(t / "in", t / "out", o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->quantized_tensors, 7u);
+  EXPECT_GT(r->output_shards.size(), 2u);
+  EXPECT_FALSE(fs::exists(t / "out.mxpack-tmp"));
+
+  // The index lists every output tensor in the shard that holds it.
+  const Json index = Json::parse(ReadFile(t / "out/model.safetensors.index.json"));
+  std::map<std::string, std::string> shard_of;
+  const auto all = ReadDir(t / "out", &shard_of);
+  uint64_t total = 0;
+  for (const auto& [name, bytes] : all) total += bytes.size();
+  EXPECT_EQ(index["metadata"]["total_size"].get<uint64_t>(), total);
+  EXPECT_EQ(index["weight_map"].size(), all.size());
+  for (const auto& [name, shard] : shard_of) EXPECT_EQ(index["weight_map"][name], shard) << name;
+
+  // Fused q/k/v share one global scale although q is in the other shard;
+  // gate/up share theirs; o_proj has its own.
+  const std::string p = "model.layers.0.";
+  const auto& q = all.at(p + "self_attn.q_proj.weight_global_scale");
+  EXPECT_EQ(q, all.at(p + "self_attn.k_proj.weight_global_scale"));
+  EXPECT_EQ(q, all.at(p + "self_attn.v_proj.weight_global_scale"));
+  EXPECT_EQ(all.at(p + "mlp.gate_proj.weight_global_scale"),
+            all.at(p + "mlp.up_proj.weight_global_scale"));
+  EXPECT_NE(q, all.at(p + "self_attn.o_proj.weight_global_scale"));
+  float gs;
+  std::memcpy(&gs, q.data(), 4);
+  EXPECT_LT(gs, 2688.0f / 3.9f);  // from v_proj's amax (about 4), not q's (0.5)
+
+  // Unquantized tensors and the other files are kept; config.json gains the
+  // quantization_config with lm_head in its ignore list.
+  EXPECT_TRUE(all.count("model.embed_tokens.weight"));
+  EXPECT_TRUE(all.count("lm_head.weight"));
+  EXPECT_EQ(ReadFile(t / "out/generation_config.json"), R"({"do_sample": false})");
+  EXPECT_EQ(ReadFile(t / "out/tokenizer/tokenizer.json"), "{}");
+  const Json config = Json::parse(ReadFile(t / "out/config.json"));
+  EXPECT_EQ(config["hidden_size"], 64);
+  const Json& qc = config["quantization_config"];
+  EXPECT_EQ(qc["quant_method"], "compressed-tensors");
+  EXPECT_EQ(qc["format"], "nvfp4-pack-quantized");
+  EXPECT_EQ(qc["quantization_status"], "compressed");
+  EXPECT_EQ(qc["config_groups"]["group_0"]["weights"]["strategy"], "tensor_group");
+  EXPECT_EQ(qc["config_groups"]["group_0"]["weights"]["group_size"], 16);
+  EXPECT_EQ(qc["ignore"], Json::array({"lm_head"}));
+
+  // The same run with one big shard gives the same tensors.
+  TempDir t2;
+  CheckpointOptions one;
+  absl::StatusOr<CheckpointReport> r1 = QuantizeCheckpoint(t / "in", t2 / "out", one);
+  ASSERT_TRUE(r1.ok()) << r1.status();
+  EXPECT_EQ(r1->output_shards, std::vector<std::string>{"model.safetensors"});
+  EXPECT_FALSE(fs::exists(t2 / "out/model.safetensors.index.json"));
+  EXPECT_EQ(ReadDir(t2 / "out", nullptr), all);
+
+  // dequantize-model turns the sharded output back into a plain checkpoint.
+  absl::StatusOr<CheckpointReport> d = DequantizeCheckpoint(t / "out", t / "back", {});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->quantized_tensors, 7u);
+  const auto back = ReadDir(t / "back", nullptr);
+  EXPECT_EQ(back.size(), 11u);
+  EXPECT_EQ(back.at(p + "mlp.down_proj.weight").size(), 64u * 128 * 2);
+  EXPECT_FALSE(Json::parse(ReadFile(t / "back/config.json")).contains("quantization_config"));
+  const Json bindex = Json::parse(ReadFile(t / "back/model.safetensors.index.json"));
+  EXPECT_EQ(bindex["weight_map"].size(), 11u);
+
+  // inspect lists both shards and the compressed-tensors tensors.
+  absl::StatusOr<std::string> text = InspectCheckpointText(t / "out");
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_NE(text->find("model.layers.0.self_attn.k_proj.weight: compressed-tensors nvfp4 [32, 64]"),
+            std::string::npos)
+      << *text;
+  EXPECT_NE(text->find("config.json quantization_config"), std::string::npos);
+}
+
+TEST(CheckpointTest, ModelOptDirectoryHasHfQuantConfig) {
+  TempDir t;
+  MakeShardedModel(t / "in");
+  CheckpointOptions o;
+  o.scheme = "modelopt";
+  absl::StatusOr<CheckpointReport> r = QuantizeCheckpoint(t / "in", t / "out", o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::string text = ReadFile(t / "out/hf_quant_config.json");
+  EXPECT_NE(text.find("\n    \"producer\": {"), std::string::npos) << text;  // indent 4
+  const Json hq = Json::parse(text);
+  EXPECT_EQ(hq["quantization"]["quant_algo"], "NVFP4");
+  EXPECT_EQ(hq["quantization"]["group_size"], 16);
+  EXPECT_TRUE(hq["quantization"]["kv_cache_quant_algo"].is_null());
+  EXPECT_EQ(hq["quantization"]["exclude_modules"], Json::array({"lm_head"}));
+  const Json qc = Json::parse(ReadFile(t / "out/config.json"))["quantization_config"];
+  EXPECT_EQ(qc["quant_method"], "modelopt");
+  EXPECT_EQ(qc["quant_algo"], "NVFP4");
+  std::map<std::string, std::string> shard_of;
+  const auto all = ReadDir(t / "out", &shard_of);
+  const std::string p = "model.layers.0.self_attn.";
+  EXPECT_EQ(all.at(p + "q_proj.weight").size(), 64u * 32);
+  EXPECT_EQ(all.at(p + "q_proj.weight_scale_2"), all.at(p + "v_proj.weight_scale_2"));
+  // dequantize-model drops hf_quant_config.json and the quantization_config.
+  ASSERT_TRUE(DequantizeCheckpoint(t / "out", t / "back", {}).ok());
+  EXPECT_FALSE(fs::exists(t / "back/hf_quant_config.json"));
+  EXPECT_EQ(ReadDir(t / "back", nullptr).at(p + "q_proj.weight").size(), 64u * 64 * 2);
+}
+
+TEST(CheckpointTest, DefaultSelectionReasonsAndDryRun) {
+  TempDir t;
+  MakeShardedModel(t / "in");
+  CheckpointOptions o;
+  o.dry_run = true;
+  o.ignore = "o_proj";
+  absl::StatusOr<CheckpointReport> r = QuantizeCheckpoint(t / "in", t / "out", o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(fs::exists(t / "out"));
+  std::map<std::string, const PlannedTensor*> by;
+  for (const PlannedTensor& p : r->tensors) by[p.name] = &p;
+  EXPECT_EQ(by.at("model.embed_tokens.weight")->reason, "embedding");
+  EXPECT_EQ(by.at("lm_head.weight")->reason, "lm_head (output projection)");
+  EXPECT_EQ(by.at("model.norm.weight")->reason, "1-D (not a matrix)");
+  EXPECT_EQ(by.at("model.layers.0.self_attn.o_proj.weight")->reason,
+            "matches --ignore 'o_proj'");
+  const PlannedTensor& q = *by.at("model.layers.0.self_attn.q_proj.weight");
+  EXPECT_TRUE(q.quantized);
+  EXPECT_EQ(q.group, "model.layers.0.self_attn.{q,k,v}_proj");
+  ASSERT_EQ(q.outputs.size(), 3u);
+  EXPECT_EQ(q.outputs[0].name, "model.layers.0.self_attn.q_proj.weight_packed");
+  EXPECT_EQ(q.outputs[0].shape, (std::vector<uint64_t>{64, 32}));
+  EXPECT_EQ(q.outputs[1].bytes, 64u * 4);
+  const std::string text = CheckpointReportText(*r);
+  EXPECT_NE(text.find("quantize-model --dry-run: scheme compressed-tensors, format nvfp4"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("-> model.layers.0.self_attn.q_proj.weight_scale F8_E4M3 [64, 4], 256 bytes"),
+            std::string::npos)
+      << text;
+
+  // --include forces a tensor in; --ignore wins over it; nothing selected is
+  // an error.
+  o.include = "embed_tokens|o_proj";
+  r = QuantizeCheckpoint(t / "in", t / "out", o);
+  ASSERT_TRUE(r.ok());
+  for (const PlannedTensor& p : r->tensors) {
+    if (p.name == "model.embed_tokens.weight") {
+      EXPECT_TRUE(p.quantized);
+    }
+    if (p.name == "model.layers.0.self_attn.o_proj.weight") {
+      EXPECT_FALSE(p.quantized);
+    }
+  }
+  o.include = "";
+  o.ignore = ".";
+  r = QuantizeCheckpoint(t / "in", t / "out", o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("no tensor selected"), std::string::npos);
+}
+
+TEST(CheckpointTest, FailureMidwayLeavesNoOutput) {
+  TempDir t;
+  MakeShardedModel(t / "in");
+  CheckpointOptions o;
+  o.max_shard_bytes = 12000;
+  int written = 0;
+  o.before_write = [&](const std::string& shard) {
+    return ++written == 2 ? absl::DataLossError("disk full (injected) at " + shard)
+                          : absl::OkStatus();
+  };
+  absl::StatusOr<CheckpointReport> r = QuantizeCheckpoint(t / "in", t / "out", o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("disk full (injected)"), std::string::npos);
+  EXPECT_EQ(written, 2);
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(t.path())) {
+    left.push_back(e.path().filename().string());
+  }
+  EXPECT_EQ(left, std::vector<std::string>{"in"});
+
+  // An existing output directory is never replaced.
+  fs::create_directory(t / "out");
+  o.before_write = nullptr;
+  r = QuantizeCheckpoint(t / "in", t / "out", o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("the output exists"), std::string::npos);
+}
+
+TEST(CheckpointTest, EverySafetensorsDtypeIsCopied) {
+  TempDir t;
+  struct D {
+    StDtype dtype;
+    std::vector<uint64_t> shape;
+  };
+  const D dtypes[] = {{StDtype::kBool, {3}},     {StDtype::kU8, {3}},     {StDtype::kI8, {3}},
+                      {StDtype::kU16, {3}},      {StDtype::kI16, {3}},    {StDtype::kF16, {3}},
+                      {StDtype::kBF16, {3}},     {StDtype::kU32, {3}},    {StDtype::kI32, {3}},
+                      {StDtype::kF32, {3}},      {StDtype::kU64, {3}},    {StDtype::kI64, {3}},
+                      {StDtype::kF64, {3}},      {StDtype::kF8E4M3, {3}}, {StDtype::kF8E5M2, {3}},
+                      {StDtype::kF8E8M0, {3}},   {StDtype::kF4, {2, 4}},  {StDtype::kF6E2M3, {4}},
+                      {StDtype::kF6E3M2, {2, 4}}, {StDtype::kC64, {3}}};
+  std::vector<Tensor> tensors = {Bf16("layer.weight", {16, 32}, 1)};
+  for (const D& d : dtypes) {
+    Tensor x{absl::StrCat("t_", StDtypeName(d.dtype)), d.dtype, d.shape, {}};
+    uint64_t n = 1;
+    for (uint64_t s : d.shape) n *= s;
+    x.bytes.resize(*StDtypeBytes(d.dtype, n));
+    for (size_t i = 0; i < x.bytes.size(); ++i) x.bytes[i] = static_cast<uint8_t>(i * 7 + 1);
+    tensors.push_back(x);
+  }
+  WriteShard(t / "in.safetensors", tensors);
+  absl::StatusOr<CheckpointReport> r =
+      QuantizeCheckpoint(t / "in.safetensors", t / "out.safetensors", {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->quantized_tensors, 1u);
+  const Loaded in = Load(t / "in.safetensors");
+  const Loaded out = Load(t / "out.safetensors");
+  for (const Tensor& x : tensors) {
+    if (x.name == "layer.weight") continue;
+    const StTensorInfo* o = out.view.Find(x.name);
+    ASSERT_NE(o, nullptr) << x.name;
+    EXPECT_EQ(o->dtype, x.dtype) << x.name;
+    EXPECT_EQ(o->shape, x.shape) << x.name;
+    EXPECT_TRUE(out.view.Bytes(*o) == absl::MakeConstSpan(x.bytes)) << x.name;
+  }
+  // A sub-byte tensor that does not end on a byte boundary is malformed.
+  EXPECT_FALSE(StDtypeBytes(StDtype::kF4, 3).has_value());
+  EXPECT_EQ(*StDtypeBytes(StDtype::kF6E2M3, 4), 3u);
+}
+
+TEST(CheckpointTest, ExpertTensorsAndSchemeErrors) {
+  TempDir t;
+  WriteShard(t / "moe.safetensors",
+             {Bf16("model.layers.0.mlp.experts.gate_up_proj", {4, 64, 32}, 1),
+              Bf16("model.layers.0.mlp.experts.down_proj", {4, 32, 32}, 2),
+              Bf16("model.layers.0.mlp.router.weight", {4, 32}, 3),
+              Bf16("model.layers.0.mlp.experts.gate_up_proj_bias", {4, 64}, 4)});
+  CheckpointOptions o;
+  o.format = MxFormat::kMxfp4;
+  o.dry_run = true;
+  absl::StatusOr<CheckpointReport> r =
+      QuantizeCheckpoint(t / "moe.safetensors", t / "o", o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::map<std::string, const PlannedTensor*> by;
+  for (const PlannedTensor& p : r->tensors) by[p.name] = &p;
+  const PlannedTensor& gu = *by.at("model.layers.0.mlp.experts.gate_up_proj");
+  EXPECT_TRUE(gu.quantized);
+  EXPECT_EQ(gu.reason, "fused expert weights [E, out, in]");
+  EXPECT_EQ(gu.outputs[0].name, "model.layers.0.mlp.experts.gate_up_proj_packed");
+  EXPECT_EQ(gu.outputs[0].shape, (std::vector<uint64_t>{4, 64, 16}));
+  EXPECT_EQ(gu.outputs[1].shape, (std::vector<uint64_t>{4, 64, 1}));
+  EXPECT_EQ(by.at("model.layers.0.mlp.router.weight")->reason, "MoE router / gate");
+  EXPECT_EQ(by.at("model.layers.0.mlp.experts.gate_up_proj_bias")->reason, "bias");
+
+  // NVFP4 of 3-D experts: one global scale per expert; dequantize restores
+  // the 3-D shape.
+  o.format = MxFormat::kNvfp4;
+  o.dry_run = false;
+  r = QuantizeCheckpoint(t / "moe.safetensors", t / "q.safetensors", o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  Loaded q = Load(t / "q.safetensors");
+  const StTensorInfo* gs = q.view.Find("model.layers.0.mlp.experts.down_proj_global_scale");
+  ASSERT_NE(gs, nullptr);
+  EXPECT_EQ(gs->shape, (std::vector<uint64_t>{4, 1}));
+  ASSERT_TRUE(DequantizeCheckpoint(t / "q.safetensors", t / "d.safetensors", {}).ok());
+  Loaded d = Load(t / "d.safetensors");
+  ASSERT_NE(d.view.Find("model.layers.0.mlp.experts.down_proj"), nullptr);
+  EXPECT_EQ(d.view.Find("model.layers.0.mlp.experts.down_proj")->shape,
+            (std::vector<uint64_t>{4, 32, 32}));
+
+  // The mxpack scheme keeps 3-D shapes through its records too.
+  o.scheme = "mxpack";
+  o.format = MxFormat::kMxfp6E2m3;
+  ASSERT_TRUE(QuantizeCheckpoint(t / "moe.safetensors", t / "m.safetensors", o).ok());
+  ASSERT_TRUE(DequantizeCheckpoint(t / "m.safetensors", t / "md.safetensors", {}).ok());
+  Loaded md = Load(t / "md.safetensors");
+  EXPECT_EQ(md.view.Find("model.layers.0.mlp.experts.gate_up_proj")->shape,
+            (std::vector<uint64_t>{4, 64, 32}));
+  EXPECT_EQ(md.view.Find("model.layers.0.mlp.experts.gate_up_proj")->dtype, StDtype::kBF16);
+
+  // A format the scheme lacks names the schemes that have it.
+  o.scheme = "compressed-tensors";
+  r = QuantizeCheckpoint(t / "moe.safetensors", t / "x.safetensors", o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "format: scheme 'compressed-tensors' has no mxfp6_e2m3; schemes with "
+            "mxfp6_e2m3: mxpack");
+  o.scheme = "tensorrt";
+  r = QuantizeCheckpoint(t / "moe.safetensors", t / "x.safetensors", o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("unknown scheme 'tensorrt'"), std::string::npos);
+  EXPECT_FALSE(fs::exists(t / "x.safetensors"));
+}
+
+TEST(CheckpointTest, IndexMustMatchTheShards) {
+  TempDir t;
+  MakeShardedModel(t / "in");
+  Json index = Json::parse(ReadFile(t / "in/model.safetensors.index.json"));
+  index["weight_map"]["model.norm.weight"] = "model-00001-of-00002.safetensors";
+  WriteFile(t / "in/model.safetensors.index.json", index.dump());
+  absl::StatusOr<CheckpointReport> r = QuantizeCheckpoint(t / "in", t / "out", {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(
+                "tensor 'model.norm.weight' is in shard 'model-00002-of-00002.safetensors' "
+                "but the index lists 'model-00001-of-00002.safetensors'"),
+            std::string::npos)
+      << r.status();
+  WriteFile(t / "in/model.safetensors.index.json", R"({"weight_map": {"a": "../x"}})");
+  r = QuantizeCheckpoint(t / "in", t / "out", {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("expected a file name in the directory"),
+            std::string::npos)
+      << r.status();
+  EXPECT_FALSE(fs::exists(t / "out"));
+}
+
+}  // namespace
+}  // namespace mxpack

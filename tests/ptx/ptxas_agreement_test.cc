@@ -415,6 +415,68 @@ std::vector<std::string> Tcgen05Lines() {
       }
     }
   }
+  // Spelling freedoms: qualifier orders, a missing .aligned, a repeated
+  // .sync, stray .b8x16, repeated qualifiers, and operand forms.
+  for (const char* v : {
+           "tcgen05.ld.aligned.sync.32x32b.x1.b32 {%r1}, [%r2];",
+           "tcgen05.ld.sync.32x32b.x1.b32 {%r1}, [%r2];",
+           "tcgen05.ld.sync.sync.aligned.32x32b.x1.b32 {%r1}, [%r2];",
+           "tcgen05.ld.sync.aligned.32x32b.x1.b8x16.b32 {%r1}, [%r2];",
+           "tcgen05.ld.sync.aligned.32x32b.x1.b8x16.b8x16.b32 {%r1}, [%r2];",
+           "tcgen05.ld.sync.aligned.x1.32x32b.b32 {%r1}, [%r2];",
+           "tcgen05.ld.sync.aligned.32x32b.b32.x1 {%r1}, [%r2];",
+           "tcgen05.ld.sync.aligned.b32.16x64b.x2.pack::16b {%r1, %r2}, [%r3];",
+           "tcgen05.ld.sync.aligned.32x32b.x1 {%r1}, [%r2];",
+           "tcgen05.ld.sync.aligned.aligned.32x32b.x1.b32 {%r1}, [%r2];",
+           "tcgen05.ld.sync.aligned.32x32b.x1.b32.b32 {%r1}, [%r2];",
+           "tcgen05.ld.sync.aligned.32x32b.x1.x2.b32 {%r1}, [%r2];",
+           "tcgen05.ld.sync.aligned.16x64b.x1.pack::16b.pack::16b.b32 {%r1}, [%r2];",
+           "tcgen05.ld.aligned.32x32b.x1.b32 {%r1}, [%r2];",
+           "tcgen05.st.aligned.32x32b.x1.b32 [%r2], {%r1};",
+           "tcgen05.st.sync.32x32b.x1.b32 [%r2], {%r1};",
+           "tcgen05.st.sync.aligned.32x32b.x1.b8x16.b32 [%r2], {%r1};",
+           "tcgen05.st.x1.sync.32x32b.unpack::16b.b32 [%r2], {%r1};",
+           "tcgen05.ld.sync.aligned.32x32b.x1.b32 %r1, [%r2];",
+           "tcgen05.ld.sync.aligned.32x32b.x1.b32 {%r1}, [%rd2];",
+           "tcgen05.ld.sync.aligned.32x32b.x1.b32 {%rd1}, [%r2];",
+           "tcgen05.ld.sync.aligned.32x32b.x1.b32 {%rs1}, [%r2];",
+           "tcgen05.ld.sync.aligned.32x32b.x1.b32 {%f1}, [%r2];",
+           "tcgen05.ld.sync.aligned.32x32b.x1.b32 {%hh1}, [%r2];",
+           "tcgen05.ld.sync.aligned.32x32b.x1.b32 {%r1}, [%r2+4];",
+           "tcgen05.st.sync.aligned.32x32b.x1.b32 [%r2], {%f1};",
+           "tcgen05.ld.sync.aligned.32x32b.x1.b32 {%r1, %r3}, [%r2];",
+       }) {
+    lines.push_back(v);
+  }
+  for (int g : {1, 2}) {
+    for (const char* v : {
+             "tcgen05.cp.128x256b.cta_group::G [%r1], %rd1;",
+             "tcgen05.cp.cta_group::G.b8x16.b6x16_p32.128x256b [%r1], %rd1;",
+             "tcgen05.cp.cta_group::G.128x256b.b6x16_p32.b8x16 [%r1], %rd1;",
+             "tcgen05.cp.cta_group::G.warpx2::02_13.64x128b [%r1], %rd1;",
+             "tcgen05.cp.warpx4.cta_group::G.32x128b [%r1], %rd1;",
+             "tcgen05.cp.cta_group::G.128x256b.128x256b [%r1], %rd1;",
+             "tcgen05.cp.cta_group::G.cta_group::G.128x256b [%r1], %rd1;",
+             "tcgen05.cp.cta_group::G.64x128b.warpx2::01_23.warpx2::01_23 [%r1], %rd1;",
+             "tcgen05.cp.cta_group::G.b8x16.b4x16_p64.b8x16.128x256b [%r1], %rd1;",
+             "tcgen05.cp.cta_group::G.128x256b [%rd1], %rd1;",
+             "tcgen05.cp.cta_group::G.128x256b [%r1], %r2;",
+             "tcgen05.cp.cta_group::G.128x256b [%r1], %fd1;",
+             "tcgen05.cp.cta_group::G.128x256b [%r1+8], %rd1;",
+             "tcgen05.cp.cta_group::G.128x256b [%r1];",
+             "tcgen05.shift.cta_group::G [%r1];",
+             "tcgen05.shift.cta_group::G.down [%rd1];",
+             "tcgen05.shift.cta_group::G.down.down [%r1];",
+             "tcgen05.shift.cta_group::G.down [%r1+4];",
+             "tcgen05.shift.cta_group::G.down %r1;",
+         }) {
+      std::string l = v;
+      for (size_t at; (at = l.find("::G")) != std::string::npos;) {
+        l.replace(at, 3, absl::StrCat("::", g));
+      }
+      lines.push_back(l);
+    }
+  }
   return lines;
 }
 

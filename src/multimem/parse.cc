@@ -1,16 +1,16 @@
-// Parser and validator of the multimem.* spellings and their target / PTX ISA
-// requirements.
+// Parser and validator of the multimem.* spellings (opcode and operands) and
+// their target / PTX ISA requirements.
 //
-// Source of every table below: PTX ISA 9.x, section 9.7.9.14 "Data Movement
-// and Conversion Instructions: multimem.ld_reduce, multimem.st,
-// multimem.red" (syntax block, the ".vec / base float-type" table, the ".op /
-// base type" table, the ".acc_prec" table, "PTX ISA Notes" and "Target ISA
-// Notes"), and the PTX 8.6 release notes ("Extends multimem.ld_reduce and
-// multimem.st instructions to support .e5m2, ... types"). docs/semantics.md section 4
-// restates the same rules; where the PTX text is self-contradictory (its
-// example "multimem.red.relaxed.gpu.max.f64" against ".redop = { .add }") we
-// follow the grammar and docs/semantics.md section 4: float red is .add only.
+// Sources: PTX ISA 9.x, section 9.7.9.14 "Data Movement and Conversion
+// Instructions: multimem.ld_reduce, multimem.st, multimem.red" (syntax
+// block, the ".vec / base float-type" table, the ".op / base type" table,
+// the ".acc_prec" table, "PTX ISA Notes" and "Target ISA Notes"), and the
+// installed ptxas (CUDA 13.0), which decides where it and the text differ:
+// docs/ptx_check.md lists each difference, docs/semantics.md section 4 the
+// rules in brief. tests/ptx/ compares this file with ptxas.
 #include <algorithm>
+#include <optional>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,6 +25,7 @@
 #include "absl/strings/strip.h"
 #include "mxpack/multimem.h"
 #include "mxpack/ptx_check.h"
+#include "src/ptx/operands.h"
 
 namespace mxpack {
 namespace {
@@ -109,18 +110,18 @@ std::string OpTypeExpected(ReduceOp op) {
   return "";
 }
 
-// Grammar slots in order of appearance.
+// Qualifier kinds, in the order of the PTX syntax block.
 enum Slot { kSlotSem = 1, kSlotScope, kSlotSs, kSlotOp, kSlotAcc, kSlotVec, kSlotType };
 
 const char* SlotName(int slot) {
   switch (slot) {
-    case kSlotSem: return "semantics (.weak/.relaxed/.acquire/.release)";
-    case kSlotScope: return ".scope";
-    case kSlotSs: return ".ss (.global)";
-    case kSlotOp: return ".op";
-    case kSlotAcc: return ".acc_prec";
-    case kSlotVec: return ".vec";
-    case kSlotType: return ".type";
+    case kSlotSem: return "memory semantics (.weak/.relaxed/.acquire/.release)";
+    case kSlotScope: return "scope (.cta/.cluster/.gpu/.sys)";
+    case kSlotSs: return "state space (.global)";
+    case kSlotOp: return "operation (.add/.min/.max/.and/.or/.xor)";
+    case kSlotAcc: return "accumulation precision (.acc::f32/.acc::f16)";
+    case kSlotVec: return "vector width (.v2/.v4/.v8)";
+    case kSlotType: return "type";
   }
   return "?";
 }
@@ -228,7 +229,7 @@ absl::string_view AccPrecName(AccPrec a) {
 absl::string_view MultimemRuleName(MultimemRule r) {
   switch (r) {
     case MultimemRule::kSyntax: return "syntax";
-    case MultimemRule::kQualifierOrder: return "qualifier-order";
+    case MultimemRule::kDuplicate: return "duplicate-qualifier";
     case MultimemRule::kSemantics: return "semantics";
     case MultimemRule::kOpType: return "op-type";
     case MultimemRule::kVecSize: return "vec-size";
@@ -237,6 +238,7 @@ absl::string_view MultimemRuleName(MultimemRule r) {
     case MultimemRule::kIntegerForm: return "integer-form";
     case MultimemRule::kStForm: return "st-form";
     case MultimemRule::kRedForm: return "red-form";
+    case MultimemRule::kOperand: return "operand";
     case MultimemRule::kTarget: return "target";
   }
   return "?";
@@ -309,50 +311,45 @@ absl::Status ValidateMultimem(const MultimemInstruction& in,
                               MultimemRule* rule) {
   const MmTypeInfo& ti = MmTypeTraits(in.type);
   const std::string spelled = in.ToString();
+  const bool ld = in.kind == MultimemKind::kLdReduce;
+  const bool st = in.kind == MultimemKind::kSt;
+  const bool red = in.kind == MultimemKind::kRed;
+  if (in.vec != 1 && in.vec != 2 && in.vec != 4 && in.vec != 8) {
+    return RuleError(MultimemRule::kSyntax, rule, absl::StrFormat(
+        "%s: .vec expected .v2, .v4 or .v8, got %d elements", spelled, in.vec));
+  }
   // Form rules of each instruction.
-  if (in.kind == MultimemKind::kSt) {
-    if (in.op != ReduceOp::kNone) {
-      return RuleError(MultimemRule::kStForm, rule, absl::StrFormat(
-          "%s: multimem.st takes no .op; expected none, got .%s", spelled,
-          ReduceOpName(in.op)));
-    }
-    if (in.acc != AccPrec::kNone) {
-      return RuleError(MultimemRule::kStForm, rule, absl::StrFormat(
-          "%s: multimem.st takes no .acc_prec; expected none, got .%s",
-          spelled, AccPrecName(in.acc)));
-    }
-  } else if (in.op == ReduceOp::kNone) {
+  if (st && in.op != ReduceOp::kNone) {
+    return RuleError(MultimemRule::kStForm, rule, absl::StrFormat(
+        "%s: multimem.st takes no .op; expected none, got .%s", spelled,
+        ReduceOpName(in.op)));
+  }
+  if (!st && in.op == ReduceOp::kNone) {
     return RuleError(MultimemRule::kSyntax, rule, absl::StrFormat(
         "%s: multimem.%s requires an .op; expected one of .add .min .max .and "
         ".or .xor, got none",
         spelled, MultimemKindName(in.kind)));
   }
-  if (in.kind == MultimemKind::kRed && in.acc != AccPrec::kNone) {
-    return RuleError(MultimemRule::kRedForm, rule, absl::StrFormat(
-        "%s: multimem.red takes no .acc_prec (only ld_reduce has it); got .%s",
-        spelled, AccPrecName(in.acc)));
-  }
-  if (!ti.is_float && (in.vec != 1 || in.acc != AccPrec::kNone)) {
-    return RuleError(MultimemRule::kIntegerForm, rule, absl::StrFormat(
-        "%s: integer type .%s takes no %s (PTX integer forms have neither "
-        ".vec nor .acc_prec); got %s",
-        spelled, ti.name, in.vec != 1 ? ".vec" : ".acc_prec",
-        in.vec != 1 ? absl::StrCat(".v", in.vec)
-                    : absl::StrCat(".", AccPrecName(in.acc))));
-  }
-  if (in.vec != 1 && in.vec != 2 && in.vec != 4 && in.vec != 8) {
-    return RuleError(MultimemRule::kSyntax, rule, absl::StrFormat(
-        "%s: .vec expected .v2, .v4 or .v8, got %d elements", spelled, in.vec));
-  }
-  // Semantics tables: .ldsem = {.relaxed, .acquire}, .stsem = .redsem =
-  // {.relaxed, .release}; .weak has its own form for ld_reduce and st only,
-  // and that form takes no .scope.
+  // Memory semantics: .ldsem = {.relaxed, .acquire}, .stsem = .redsem =
+  // {.relaxed, .release}; the .weak form (ld_reduce, st) takes no scope.
+  // ptxas 13 also requires a scope with .relaxed/.acquire/.release and a
+  // memory-semantics qualifier with a scope ("Modifier '.relaxed' requires
+  // scope", "Modifier '.cta' requires order"), which the PTX syntax block
+  // writes as two independent optional qualifiers.
   switch (in.sem) {
     case MemSem::kDefault:
-    case MemSem::kRelaxed:
+      if (in.scope != MemScope::kDefault) {
+        return RuleError(MultimemRule::kSemantics, rule, absl::StrFormat(
+            "%s: .%s needs a memory-semantics qualifier (%s); ptxas 13 rejects "
+            "a scope without one although the PTX ISA syntax writes "
+            "{.%ssem}{.scope} as independent optional qualifiers",
+            spelled, MemScopeName(in.scope),
+            ld ? ".relaxed or .acquire" : ".relaxed or .release",
+            ld ? "ld" : st ? "st" : "red"));
+      }
       break;
     case MemSem::kWeak:
-      if (in.kind == MultimemKind::kRed) {
+      if (red) {
         return RuleError(MultimemRule::kSemantics, rule, absl::StrFormat(
             "%s: multimem.red has no .weak form; .redsem expected .relaxed or "
             ".release, got .weak",
@@ -364,38 +361,55 @@ absl::Status ValidateMultimem(const MultimemInstruction& in,
             spelled, MemScopeName(in.scope)));
       }
       break;
+    case MemSem::kRelaxed:
     case MemSem::kAcquire:
-      if (in.kind != MultimemKind::kLdReduce) {
+    case MemSem::kRelease:
+      if (in.sem == MemSem::kAcquire && !ld) {
         return RuleError(MultimemRule::kSemantics, rule, absl::StrFormat(
             "%s: .%s expected .relaxed or .release, got .acquire", spelled,
-            in.kind == MultimemKind::kSt ? "stsem" : "redsem"));
+            st ? "stsem" : "redsem"));
       }
-      break;
-    case MemSem::kRelease:
-      if (in.kind == MultimemKind::kLdReduce) {
+      if (in.sem == MemSem::kRelease && ld) {
         return RuleError(MultimemRule::kSemantics, rule, absl::StrFormat(
             "%s: .ldsem expected .relaxed or .acquire, got .release", spelled));
       }
+      if (in.scope == MemScope::kDefault) {
+        return RuleError(MultimemRule::kSemantics, rule, absl::StrFormat(
+            "%s: .%s needs a .scope (.cta, .cluster, .gpu or .sys); ptxas 13 "
+            "rejects it without one although the PTX ISA syntax writes "
+            "{.%ssem}{.scope} as independent optional qualifiers",
+            spelled, MemSemName(in.sem), ld ? "ld" : st ? "st" : "red"));
+      }
       break;
   }
+  if (!ti.is_float && in.vec != 1) {
+    return RuleError(MultimemRule::kIntegerForm, rule, absl::StrFormat(
+        "%s: integer type .%s takes no .vec; got .v%d", spelled, ti.name,
+        in.vec));
+  }
+  if (ld && !ti.is_float && in.acc != AccPrec::kNone) {
+    return RuleError(MultimemRule::kIntegerForm, rule, absl::StrFormat(
+        "%s: integer type .%s takes no .acc_prec; got .%s", spelled, ti.name,
+        AccPrecName(in.acc)));
+  }
   // Op / type tables.
-  if (in.kind == MultimemKind::kRed && ti.is_float) {
-    if (in.op != ReduceOp::kAdd) {
-      return RuleError(MultimemRule::kOpType, rule, absl::StrFormat(
-          "%s: multimem.red on float types: .redop expected .add, got .%s",
-          spelled, ReduceOpName(in.op)));
-    }
-    if (IsFp8(in.type)) {
-      return RuleError(MultimemRule::kOpType, rule, absl::StrFormat(
-          "%s: multimem.red .redtype expected one of .f16, .f16x2, .bf16, "
-          ".bf16x2, .f32, .f64, got .%s",
-          spelled, ti.name));
-    }
-  } else if (in.kind != MultimemKind::kSt && !OpTypeLegal(in.op, in.type)) {
+  if (red && IsFp8(in.type)) {
+    return RuleError(MultimemRule::kRedForm, rule, absl::StrFormat(
+        "%s: multimem.red .redtype expected one of .u32 .s32 .u64 .s64 .b32 "
+        ".b64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64, got .%s",
+        spelled, ti.name));
+  }
+  if (!st && !OpTypeLegal(in.op, in.type)) {
     return RuleError(MultimemRule::kOpType, rule, absl::StrFormat(
         "%s: .%s is not defined for .%s; .%s expects one of %s", spelled,
         ReduceOpName(in.op), ti.name, ReduceOpName(in.op),
         OpTypeExpected(in.op)));
+  }
+  if (red && ti.is_float && in.op != ReduceOp::kAdd && in.vec == 1) {
+    return RuleError(MultimemRule::kRedForm, rule, absl::StrFormat(
+        "%s: ptxas 13 accepts .%s on multimem.red float types only with .vec "
+        "(.v2/.v4/.v8); the PTX ISA .redop table allows only .add",
+        spelled, ReduceOpName(in.op)));
   }
   if (ti.is_float) {
     // "Type .f64 cannot be used with .vec qualifier."
@@ -414,17 +428,286 @@ absl::Status ValidateMultimem(const MultimemInstruction& in,
           spelled, in.vec == 1 ? "(no .vec) " : "", in.vec, ti.bits, total));
     }
   }
-  // .acc_prec table: .acc::f32 for f16/bf16 forms, .acc::f16 for fp8 forms.
-  if (in.acc == AccPrec::kF32 && !IsHalf(in.type)) {
-    return RuleError(MultimemRule::kAccType, rule, absl::StrFormat(
-        "%s: .acc::f32 expects .f16, .f16x2, .bf16 or .bf16x2, got .%s",
-        spelled, ti.name));
+  // .acc_prec table (ld_reduce): .acc::f32 for f16/bf16 forms, .acc::f16
+  // for fp8 forms, .add only (ptxas 13: "Illegal reduction operation").
+  if (ld && in.acc != AccPrec::kNone) {
+    if (in.op != ReduceOp::kAdd) {
+      return RuleError(MultimemRule::kAccType, rule, absl::StrFormat(
+          "%s: .%s takes no .acc_prec; the .acc_prec forms are .add only",
+          spelled, ReduceOpName(in.op)));
+    }
+    if (in.acc == AccPrec::kF32 && !IsHalf(in.type)) {
+      return RuleError(MultimemRule::kAccType, rule, absl::StrFormat(
+          "%s: .acc::f32 expects .f16, .f16x2, .bf16 or .bf16x2, got .%s",
+          spelled, ti.name));
+    }
+    if (in.acc == AccPrec::kF16 && !IsFp8(in.type)) {
+      return RuleError(MultimemRule::kAccType, rule, absl::StrFormat(
+          "%s: .acc::f16 expects .e5m2, .e5m2x2, .e5m2x4, .e4m3, .e4m3x2 or "
+          ".e4m3x4, got .%s",
+          spelled, ti.name));
+    }
   }
-  if (in.acc == AccPrec::kF16 && !IsFp8(in.type)) {
-    return RuleError(MultimemRule::kAccType, rule, absl::StrFormat(
-        "%s: .acc::f16 expects .e5m2, .e5m2x2, .e5m2x4, .e4m3, .e4m3x2 or "
-        ".e4m3x4, got .%s",
-        spelled, ti.name));
+  return absl::OkStatus();
+}
+
+std::vector<std::string> MultimemPtxasNotes(const MultimemInstruction& in) {
+  std::vector<std::string> notes;
+  if (in.reordered) {
+    notes.push_back(
+        "accepted: ptxas 13 accepts the qualifiers in any order although the "
+        "PTX ISA syntax fixes {.sem}{.scope}{.ss}.op{.acc_prec}{.vec}.type");
+  }
+  const AccPrec acc =
+      in.ignored_acc != AccPrec::kNone ? in.ignored_acc : in.acc;
+  if (in.kind != MultimemKind::kLdReduce && acc != AccPrec::kNone) {
+    notes.push_back(absl::StrFormat(
+        "accepted: ptxas 13 accepts and ignores .%s on multimem.%s although "
+        "the PTX ISA syntax gives .acc_prec to multimem.ld_reduce only",
+        AccPrecName(acc), MultimemKindName(in.kind)));
+  }
+  if (in.kind == MultimemKind::kRed && MmTypeTraits(in.type).is_float &&
+      in.op != ReduceOp::kAdd && in.op != ReduceOp::kNone) {
+    notes.push_back(absl::StrFormat(
+        "accepted: ptxas 13 allows .%s on .%s with .vec although the PTX ISA "
+        ".redop table lists only .add for float multimem.red",
+        ReduceOpName(in.op), MmTypeTraits(in.type).name));
+  }
+  return notes;
+}
+
+namespace {
+
+// Whether a register of class `c` may hold a `t` operand of `kind`, as
+// ptxas 13 decides. Untyped .bN registers need exactly the type's width;
+// typed registers follow ptxas's table (tests/ptx/ checks every cell).
+bool RegisterFits(ptx::RegClass c, MultimemKind kind, MmType t, bool* quirk) {
+  using ptx::RegClass;
+  const bool red = kind == MultimemKind::kRed;
+  const bool x4 = t == MmType::kE4M3x4 || t == MmType::kE5M2x4;
+  const bool x2 = t == MmType::kE4M3x2 || t == MmType::kE5M2x2;
+  *quirk = false;
+  switch (c) {
+    case RegClass::kUnknown:
+      return true;
+    case RegClass::kB8:
+    case RegClass::kB16:
+    case RegClass::kB32:
+    case RegClass::kB64:
+      return ptx::RegClassBits(c) == MmTypeTraits(t).bits;
+    case RegClass::kF32:
+      return t == MmType::kB32 || t == MmType::kF32 || x4 ||
+             (t == MmType::kBF16x2 && !red);
+    case RegClass::kF64:
+      return t == MmType::kB64 || t == MmType::kF64;
+    case RegClass::kF16:
+      return t == MmType::kF16 || x2 || (t == MmType::kBF16 && !red);
+    case RegClass::kF16x2:
+      return t == MmType::kB32 || t == MmType::kU32 || t == MmType::kS32 ||
+             t == MmType::kF16x2 || x4 || (t == MmType::kBF16x2 && !red);
+    case RegClass::kPred:
+      *quirk = kind == MultimemKind::kLdReduce &&
+               (t == MmType::kBF16x2 || x4);
+      return *quirk;
+  }
+  return false;
+}
+
+bool IsIntegerType(MmType t) { return !MmTypeTraits(t).is_float; }
+
+}  // namespace
+
+absl::Status CheckMultimemOperands(const MultimemInstruction& in,
+                                   absl::string_view text,
+                                   std::vector<std::string>* notes,
+                                   MultimemRule* rule) {
+  text = absl::StripAsciiWhitespace(text);
+  if (text.empty()) return absl::OkStatus();
+  const std::string spelled = in.ToString();
+  const bool ld = in.kind == MultimemKind::kLdReduce;
+  const MmTypeInfo& ti = MmTypeTraits(in.type);
+  absl::StatusOr<std::vector<ptx::Operand>> ops = ptx::ParseOperands(text);
+  if (!ops.ok()) {
+    return RuleError(MultimemRule::kOperand, rule,
+                     absl::StrCat(spelled, ": ", ops.status().message()));
+  }
+  const char* shape = ld ? "d, [a]" : "[a], b";
+  if (ops->size() != 2) {
+    return RuleError(MultimemRule::kOperand, rule, absl::StrFormat(
+        "%s: expected 2 operands (%s), got %d: '%s'", spelled, shape,
+        ops->size(), text));
+  }
+  const ptx::Operand& addr = (*ops)[ld ? 1 : 0];
+  const ptx::Operand& value = (*ops)[ld ? 0 : 1];
+  if (addr.kind != ptx::OperandKind::kAddress) {
+    return RuleError(MultimemRule::kOperand, rule, absl::StrFormat(
+        "%s: operand %d '%s': expected the address [a] (operands %s)",
+        spelled, ld ? 2 : 1, addr.text, shape));
+  }
+  if (addr.base_is_immediate) {
+    return RuleError(MultimemRule::kOperand, rule, absl::StrFormat(
+        "%s: address '%s': expected a register base; ptxas allows immediate "
+        "addresses only for .local",
+        spelled, addr.text));
+  }
+  const ptx::RegClass base = ptx::RegClassOf(addr.base);
+  if (base != ptx::RegClass::kUnknown && ptx::RegClassBits(base) != 64) {
+    return RuleError(MultimemRule::kOperand, rule, absl::StrFormat(
+        "%s: address '%s': expected a 64-bit register (%%rd<N>), got %s "
+        "register %s",
+        spelled, addr.text, ptx::RegClassName(base), addr.base));
+  }
+  if (value.kind == ptx::OperandKind::kAddress) {
+    return RuleError(MultimemRule::kOperand, rule, absl::StrFormat(
+        "%s: operand %d '%s': expected a %s, not an address (operands %s)",
+        spelled, ld ? 1 : 2, value.text, ld ? "destination" : "source",
+        shape));
+  }
+  // The value: .vec registers in braces; without .vec one register, bare
+  // or in braces.
+  std::vector<const ptx::Operand*> elems;
+  if (value.kind == ptx::OperandKind::kVector) {
+    for (const ptx::Operand& e : value.elements) elems.push_back(&e);
+    if (static_cast<int>(elems.size()) != in.vec) {
+      return RuleError(MultimemRule::kOperand, rule, absl::StrFormat(
+          "%s: '%s': expected %d element%s in braces (%s), got %d", spelled,
+          value.text, in.vec, in.vec == 1 ? "" : "s",
+          in.vec == 1 ? "no .vec" : absl::StrCat(".v", in.vec), elems.size()));
+    }
+  } else {
+    if (in.vec != 1) {
+      return RuleError(MultimemRule::kOperand, rule, absl::StrFormat(
+          "%s: '%s': .v%d expects a vector {e0, ..., e%d} of %d registers",
+          spelled, value.text, in.vec, in.vec - 1, in.vec));
+    }
+    elems.push_back(&value);
+  }
+  // ptxas 13 takes one register in braces, {%r1}, for a float .type on
+  // ld_reduce and st only.
+  if (value.kind == ptx::OperandKind::kVector && in.vec == 1 &&
+      (!ti.is_float || in.kind == MultimemKind::kRed)) {
+    return RuleError(MultimemRule::kOperand, rule, absl::StrFormat(
+        "%s: '%s': expected a register without braces (ptxas 13 accepts "
+        "{reg} only for float types on ld_reduce and st)",
+        spelled, value.text));
+  }
+  int sinks = 0, registers = 0;
+  ptx::RegClass typed = ptx::RegClass::kUnknown;
+  bool vector_has_untyped = false;
+  if (value.kind == ptx::OperandKind::kVector) {
+    for (const ptx::Operand* e : elems) {
+      if (e->kind != ptx::OperandKind::kRegister) continue;
+      const ptx::RegClass c = ptx::RegClassOf(e->text);
+      vector_has_untyped |= c == ptx::RegClass::kB8 ||
+                            c == ptx::RegClass::kB16 ||
+                            c == ptx::RegClass::kB32 ||
+                            c == ptx::RegClass::kB64;
+    }
+  }
+  for (const ptx::Operand* e : elems) {
+    switch (e->kind) {
+      case ptx::OperandKind::kSink:
+        if (!ld) {
+          return RuleError(MultimemRule::kOperand, rule, absl::StrFormat(
+              "%s: '%s': the sink '_' is not allowed as a source", spelled,
+              value.text));
+        }
+        ++sinks;
+        break;
+      case ptx::OperandKind::kImmediate: {
+        if (ld) {
+          return RuleError(MultimemRule::kOperand, rule, absl::StrFormat(
+              "%s: '%s': the destination must be a register, got an "
+              "immediate",
+              spelled, e->text));
+        }
+        const bool int_ok = IsIntegerType(in.type) && !e->float_literal;
+        const bool float_ok =
+            (in.type == MmType::kF32 || in.type == MmType::kF64) &&
+            e->float_literal;
+        if (!int_ok && !float_ok) {
+          return absl::UnimplementedError(absl::StrFormat(
+              "%s: immediate source '%s' is not modelled; modelled: integer "
+              "literals for integer types, float literals (1.0, 0f3F800000) "
+              "for .f32/.f64",
+              spelled, e->text));
+        }
+        break;
+      }
+      case ptx::OperandKind::kRegister: {
+        const ptx::RegClass c = ptx::RegClassOf(e->text);
+        ++registers;
+        // A vector may mix untyped .bN registers with one typed class.
+        const bool is_typed = c == ptx::RegClass::kF32 ||
+                              c == ptx::RegClass::kF64 ||
+                              c == ptx::RegClass::kF16 ||
+                              c == ptx::RegClass::kF16x2 ||
+                              c == ptx::RegClass::kPred;
+        if (is_typed && !vector_has_untyped) {
+          if (typed != ptx::RegClass::kUnknown && typed != c) {
+            return RuleError(MultimemRule::kOperand, rule, absl::StrFormat(
+                "%s: '%s': the vector mixes %s and %s registers; ptxas 13 "
+                "rejects two typed register classes in one vector",
+                spelled, value.text, ptx::RegClassName(typed),
+                ptx::RegClassName(c)));
+          }
+          typed = c;
+        }
+        bool quirk = false;
+        // A vector with an untyped .bN register is checked by width only
+        // (ptxas 13 types such a vector as .bN: {%r1, %f1} is .b32; a .pred
+        // register counts as 32 bits there).
+        if (is_typed && vector_has_untyped) {
+          const int bits =
+              c == ptx::RegClass::kPred ? 32 : ptx::RegClassBits(c);
+          if (bits != ti.bits) {
+            return RuleError(MultimemRule::kOperand, rule, absl::StrFormat(
+                "%s: register %s (%s by its name) in '%s' does not fit .%s; "
+                "expected a %d-bit register",
+                spelled, e->text, ptx::RegClassName(c), value.text, ti.name,
+                ti.bits));
+          }
+          continue;
+        }
+        if (!RegisterFits(c, in.kind, in.type, &quirk)) {
+          return RuleError(MultimemRule::kOperand, rule, absl::StrFormat(
+              "%s: register %s (%s by its name) does not fit .%s (%d bits)%s",
+              spelled, e->text, ptx::RegClassName(c), ti.name, ti.bits,
+              ptx::RegClassBits(c) == ti.bits
+                  ? "; ptxas 13 rejects this typed register for this type"
+                  : absl::StrFormat("; expected a %d-bit register", ti.bits)));
+        }
+        if (quirk && notes != nullptr) {
+          notes->push_back(absl::StrFormat(
+              "accepted: ptxas 13 accepts the .pred register %s as the "
+              ".%s destination although the PTX ISA requires a register of "
+              "the type's size (%d bits)",
+              e->text, ti.name, ti.bits));
+        }
+        if (c == ptx::RegClass::kUnknown && notes != nullptr) {
+          notes->push_back(absl::StrFormat(
+              "register %s: width not checked (not an NVVM-named register "
+              "such as %%r1 or %%rd1)",
+              e->text));
+        }
+        break;
+      }
+      default:
+        return RuleError(MultimemRule::kOperand, rule, absl::StrFormat(
+            "%s: '%s': expected a register", spelled, e->text));
+    }
+  }
+  if (sinks > 0 && value.kind != ptx::OperandKind::kVector) {
+    return RuleError(MultimemRule::kOperand, rule, absl::StrFormat(
+        "%s: '%s': the destination must be a register; the sink '_' is "
+        "allowed only inside a vector",
+        spelled, value.text));
+  }
+  if (value.kind == ptx::OperandKind::kVector && registers == 0) {
+    return RuleError(MultimemRule::kOperand, rule, absl::StrFormat(
+        "%s: '%s': the vector needs at least one register (ptxas 13 cannot "
+        "type a vector of only %s)",
+        spelled, value.text, ld ? "sinks" : "immediates"));
   }
   return absl::OkStatus();
 }
@@ -449,8 +732,9 @@ absl::StatusOr<MultimemInstruction> ParseMultimem(absl::string_view spelling,
   in.kind = toks[0] == "ld_reduce" ? MultimemKind::kLdReduce
             : toks[0] == "st"      ? MultimemKind::kSt
                                    : MultimemKind::kRed;
+  // ptxas 13 accepts the qualifiers in any order; each kind at most once.
   int last_slot = 0;
-  bool have_type = false;
+  bool seen[kSlotType + 1] = {};
   for (size_t i = 1; i < toks.size(); ++i) {
     Token t;
     if (!ClassifyToken(toks[i], &t)) {
@@ -460,18 +744,13 @@ absl::StatusOr<MultimemInstruction> ParseMultimem(absl::string_view spelling,
           ".max .and .or .xor, .acc::f32 .acc::f16, .v2 .v4 .v8, or a type)",
           opcode, toks[i]));
     }
-    if (have_type) {
-      return RuleError(MultimemRule::kQualifierOrder, rule, absl::StrFormat(
-          "'%s': the type must be the last qualifier; got '.%s' after it",
-          opcode, toks[i]));
+    if (seen[t.slot]) {
+      return RuleError(MultimemRule::kDuplicate, rule, absl::StrFormat(
+          "'%s': '.%s' is a second %s; expected at most one", opcode, toks[i],
+          SlotName(t.slot)));
     }
-    if (t.slot <= last_slot) {
-      return RuleError(MultimemRule::kQualifierOrder, rule, absl::StrFormat(
-          "'%s': '.%s' (%s) %s; expected order {.sem}{.scope}{.ss}.op"
-          "{.acc_prec}{.vec}.type",
-          opcode, toks[i], SlotName(t.slot),
-          t.slot == last_slot ? "is repeated" : "is out of order"));
-    }
+    seen[t.slot] = true;
+    if (t.slot < last_slot) in.reordered = true;
     last_slot = t.slot;
     switch (t.slot) {
       case kSlotSem: in.sem = t.sem; break;
@@ -480,14 +759,29 @@ absl::StatusOr<MultimemInstruction> ParseMultimem(absl::string_view spelling,
       case kSlotOp: in.op = t.op; break;
       case kSlotAcc: in.acc = t.acc; break;
       case kSlotVec: in.vec = t.vec; break;
-      case kSlotType: in.type = t.type; have_type = true; break;
+      case kSlotType: in.type = t.type; break;
     }
   }
-  if (!have_type) {
+  if (!seen[kSlotType]) {
     return RuleError(MultimemRule::kSyntax, rule, absl::StrFormat(
-        "'%s': missing the final .type qualifier", opcode));
+        "'%s': missing the .type qualifier", opcode));
+  }
+  // st and red: ptxas 13 accepts and ignores .acc_prec.
+  if (in.kind != MultimemKind::kLdReduce) {
+    in.ignored_acc = in.acc;
+    in.acc = AccPrec::kNone;
   }
   if (absl::Status s = ValidateMultimem(in, rule); !s.ok()) return s;
+  absl::string_view junk;
+  const absl::string_view operands = PtxOperandsOf(spelling, &junk);
+  if (!junk.empty()) {
+    return RuleError(MultimemRule::kSyntax, rule, absl::StrFormat(
+        "%s: unexpected text '%s' after ';'", in.ToString(), junk));
+  }
+  if (absl::Status s = CheckMultimemOperands(in, operands, nullptr, rule);
+      !s.ok()) {
+    return s;
+  }
   return in;
 }
 
@@ -613,13 +907,76 @@ namespace {
 
 std::string IsaText(int isa) { return absl::StrFormat("%d.%d", isa / 10, isa % 10); }
 
+// Targets ptxas 13 (CUDA 13.0) knows. sm_101* was renamed sm_110* in PTX
+// ISA 9.0 and is unknown to it; architectures before sm_75 were dropped.
+bool KnownToPtxas13(const PtxTarget& t) {
+  switch (t.sm) {
+    case 75: case 80: case 86: case 87: case 88: case 89:
+      return t.suffix == '\0';
+    case 90:
+      return t.suffix != 'f';
+    case 100: case 103: case 110: case 120: case 121:
+      return true;
+    default:
+      return false;
+  }
+}
+
+PtxCheckResult UsageError(std::string text) {
+  PtxCheckResult r;
+  r.usage_error = true;
+  r.text = absl::StrCat("not checked: ", text, "\n");
+  return r;
+}
+
 PtxCheckResult CheckMultimemPtx(absl::string_view spelling,
                                 absl::string_view target) {
   PtxCheckResult r;
+  const absl::string_view opcode = PtxOpcodeOf(spelling);
+  // multimem.cp.async.bulk, multimem.cp.reduce.async.bulk, ... exist but are
+  // not modelled: neither legal nor illegal here.
+  absl::string_view kind = opcode.substr(sizeof("multimem.") - 1);
+  kind = kind.substr(0, kind.find('.'));
+  if (kind != "ld_reduce" && kind != "st" && kind != "red") {
+    return UsageError(absl::StrCat(
+        "multimem.", kind,
+        " is not modelled; expected multimem.ld_reduce, multimem.st or "
+        "multimem.red"));
+  }
+  std::optional<PtxTarget> t;
+  if (!target.empty()) {
+    absl::StatusOr<PtxTarget> pt = ParsePtxTarget(target);
+    if (!pt.ok()) return UsageError(std::string(pt.status().message()));
+    if (!KnownToPtxas13(*pt)) {
+      return UsageError(absl::StrCat(
+          "target='", target, "': unknown to ptxas 13",
+          pt->sm == 101 ? " (sm_101 was renamed sm_110 in PTX ISA 9.0)" : "",
+          "; expected sm_75, sm_80, sm_86, sm_87, sm_88, sm_89, sm_90, "
+          "sm_90a, or sm_100, sm_103, sm_110, sm_120, sm_121 with an optional "
+          "a or f suffix"));
+    }
+    t = *pt;
+  }
   MultimemRule rule = MultimemRule::kSyntax;
-  absl::StatusOr<MultimemInstruction> in = ParseMultimem(spelling, &rule);
+  absl::StatusOr<MultimemInstruction> in = ParseMultimem(opcode, &rule);
   if (!in.ok()) {
     r.text = absl::StrCat("illegal: ", in.status().message(), "\n");
+    return r;
+  }
+  absl::string_view junk;
+  const absl::string_view operands = PtxOperandsOf(spelling, &junk);
+  if (!junk.empty()) {
+    r.text = absl::StrCat("illegal: [syntax] ", in->ToString(),
+                          ": unexpected text '", junk, "' after ';'\n");
+    return r;
+  }
+  std::vector<std::string> notes = MultimemPtxasNotes(*in);
+  if (absl::Status s = CheckMultimemOperands(*in, operands, &notes);
+      !s.ok()) {
+    if (absl::IsUnimplemented(s)) {
+      return UsageError(std::string(s.message()));
+    }
+    r.text = absl::StrCat("illegal: ", s.message(), "\n");
     return r;
   }
   const MmTypeInfo& ti = MmTypeTraits(in->type);
@@ -650,15 +1007,16 @@ PtxCheckResult CheckMultimemPtx(absl::string_view spelling,
                   ti.elements, " element", ti.elements > 1 ? "s" : "", ")\n");
   absl::StrAppend(&r.text, "  access:    ", in->AccessBytes(), " bytes, ",
                   in->AccessElements(), " elements per replica\n");
+  if (!operands.empty()) {
+    absl::StrAppend(&r.text, "  operands:  ", operands, "\n");
+  }
   absl::StrAppend(&r.text, "  requires:  PTX ISA ", IsaText(MultimemMinPtxIsa(*in)),
                   ", ", MultimemTargetText(*in), "\n");
-  if (target.empty()) {
-    r.ok = true;
-    return r;
+  for (const std::string& n : notes) {
+    absl::StrAppend(&r.text, "  note:      ", n, "\n");
   }
-  absl::StatusOr<PtxTarget> t = ParsePtxTarget(target);
-  if (!t.ok()) {
-    absl::StrAppend(&r.text, "illegal: ", t.status().message(), "\n");
+  if (!t.has_value()) {
+    r.ok = true;
     return r;
   }
   absl::StatusOr<int> isa = CheckMultimemTarget(*in, *t);

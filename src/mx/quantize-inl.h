@@ -98,20 +98,22 @@ struct Nvfp4ThresholdTable {
   uint64_t have[2] = {0, 0};
   uint32_t thr[128][8];
 
-  // Fills the rows of the codes < 128 of the `nb` scale codes (a bit set
-  // of the codes met first, so the common chunk takes no branch per block).
+  // Fills the rows of every code between the smallest and the largest of
+  // the `nb` scale codes (a chunk's codes usually span a few binades; a
+  // min / max reduction costs less than a set of the codes met).
   void Fill(const uint8_t* scale_codes, size_t nb) {
-    uint64_t used[2] = {0, 0};
+    unsigned lo = 0x7F, hi = 0;
     for (size_t b = 0; b < nb; ++b) {
       const unsigned c = scale_codes[b] & 0x7Fu;
-      used[c >> 6] |= uint64_t{1} << (c & 63);
+      lo = c < lo ? c : lo;
+      hi = c > hi ? c : hi;
     }
-    for (int w = 0; w < 2; ++w) {
-      for (uint64_t m = used[w] & ~have[w]; m != 0; m &= m - 1) {
-        const int c = 64 * w + __builtin_ctzll(m);
+    for (unsigned c = lo; c <= hi; ++c) {
+      const uint64_t bit = uint64_t{1} << (c % 64);
+      if ((have[c / 64] & bit) == 0) {
         Nvfp4ElementThresholds(ue4m3[c], tensor_scale, thr[c]);
+        have[c / 64] |= bit;
       }
-      have[w] |= used[w];
     }
   }
 };
@@ -310,7 +312,8 @@ class MxBlockQuantizer {
     }
     if constexpr (kNvfp4) {
       if (a.arithmetic == Nvfp4Arithmetic::kExact) {
-        return RunExactNvfp4(a, src, nb, nvalid, padded, out, scale_codes, amax);
+        return RunExactNvfp4(a, src, nb, nvalid, padded, out, scale_codes, amax,
+                             /*inf=*/chunk_amax >= 0x7F800000u);
       }
     }
     if (kNvfp4 && a.mode == ScaleMode::kEven) {
@@ -780,9 +783,10 @@ class MxBlockQuantizer {
   // Pass 3 over the chunk's n elements (see Run): nan_scales is the scale
   // codes when some block is a NaN block, else null; fold: RangeFoldAt's
   // constants (the elements are then not multiplied), or null; clamp
-  // (fold only): false when no element is Inf or NaN, so that the encoder
-  // clamps codes rather than elements. Not inlined: EncodeChunkFtz changes
-  // MXCSR around it.
+  // (fold and thr only): false when no element is Inf or NaN, so that the
+  // encoder clamps codes rather than elements (fold) or skips the Inf fix
+  // (thr); thr, thr_codes: NVFP4 kExact's thresholds (see EncodeChunkT), or
+  // null. Not inlined: EncodeChunkFtz changes MXCSR around it.
   static HWY_NOINLINE void EncodeChunk(const uint8_t* HWY_RESTRICT src,
                                        const float* HWY_RESTRICT mult,
                                        const uint32_t* HWY_RESTRICT add2,
@@ -805,8 +809,8 @@ class MxBlockQuantizer {
     uint8_t* c = padded ? codes : out;
     for (size_t i = 0; i < n; ++i) {
       StoreLanes<1>(DU(),
-                    thr != nullptr ? ThresholdCodes(src + i * kSrcBytes,
-                                                    thr + 8 * thr_codes[i / kBlock])
+                    thr != nullptr ? ThresholdCodes<true>(src + i * kSrcBytes,
+                                                          thr + 8 * thr_codes[i / kBlock])
                                    : EncodeVector(src + i * kSrcBytes, mult[i / kBlock]),
                     c + i);
     }
@@ -824,14 +828,16 @@ class MxBlockQuantizer {
 #else
     if constexpr (kNvfp4) {
       if (thr != nullptr) {
-        if (padded) {
-          return EncodeChunkT<true, false, true, true>(src, mult, add2, low2, n, nvalid,
-                                                       nan_scales, out, prefetch_l2, fold, thr,
-                                                       thr_codes);
-        }
-        return EncodeChunkT<false, false, true, true>(src, mult, add2, low2, n, nvalid,
-                                                      nan_scales, out, prefetch_l2, fold, thr,
-                                                      thr_codes);
+        // (clamp: the chunk holds an Inf or NaN, so kThr = 2 fixes Inf codes.)
+        const auto run = [&](auto padded_tag, auto thr_tag) {
+          return EncodeChunkT<decltype(padded_tag)::value, false, true, decltype(thr_tag)::value>(
+              src, mult, add2, low2, n, nvalid, nan_scales, out, prefetch_l2, fold, thr,
+              thr_codes);
+        };
+        using Inf = std::integral_constant<int, 2>;
+        using NoInf = std::integral_constant<int, 1>;
+        if (padded) return clamp ? run(std::true_type(), Inf()) : run(std::true_type(), NoInf());
+        return clamp ? run(std::false_type(), Inf()) : run(std::false_type(), NoInf());
       }
     } else {
       (void)thr;
@@ -876,10 +882,10 @@ class MxBlockQuantizer {
   // kFold (kRange MX): the elements are encoded unscaled with fold's
   // per-block constants (RangeFoldAt) instead of multiplied by mult; !kClamp
   // (kFold only): no element is Inf or NaN (see EncodeChunk).
-  // kThr (NVFP4 kExact): the elements are encoded by ThresholdCodes with
-  // block b's thresholds at thr + 8 * thr_codes[b] (its scale code's row of
-  // Nvfp4ThresholdTable) instead.
-  template <bool kPadded, bool kFold = false, bool kClamp = true, bool kThr = false>
+  // kThr (NVFP4 kExact; 2 for chunks holding an Inf): the elements are
+  // encoded by ThresholdCodes with block b's thresholds at thr + 8 *
+  // thr_codes[b] (its scale code's row of Nvfp4ThresholdTable) instead.
+  template <bool kPadded, bool kFold = false, bool kClamp = true, int kThr = 0>
   static HWY_INLINE void EncodeChunkT(const uint8_t* HWY_RESTRICT src,
                                       const float* HWY_RESTRICT mult,
                                       const uint32_t* HWY_RESTRICT add2,
@@ -950,11 +956,13 @@ class MxBlockQuantizer {
     (void)fold;
 #endif
     const auto codes_at = [&](const uint8_t* p, size_t i, auto tail) {
-      if constexpr (kThr) {
+      if constexpr (kThr != 0) {
+        constexpr bool kZeroInf = kThr == 2;
         const auto row = [&](size_t k) { return thr + 8 * thr_codes[block_at(i, k, tail)]; };
-        return U8From4U32(du, ThresholdCodes(p, row(0)), ThresholdCodes(p + N * kSrcBytes, row(1)),
-                          ThresholdCodes(p + 2 * N * kSrcBytes, row(2)),
-                          ThresholdCodes(p + 3 * N * kSrcBytes, row(3)));
+        return U8From4U32(du, ThresholdCodes<kZeroInf>(p, row(0)),
+                          ThresholdCodes<kZeroInf>(p + N * kSrcBytes, row(1)),
+                          ThresholdCodes<kZeroInf>(p + 2 * N * kSrcBytes, row(2)),
+                          ThresholdCodes<kZeroInf>(p + 3 * N * kSrcBytes, row(3)));
       }
 #if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR  // as kDirect
       if constexpr (kDirect) {
@@ -1022,7 +1030,7 @@ class MxBlockQuantizer {
     const auto whole_steps = [&](auto l2) {
       size_t i = 0;
 #ifdef MXPACK_HAVE_RANGE_ENCODE
-      if constexpr (kPadded && kRange && kElem == Format::kE2M1 && !kThr) {
+      if constexpr (kPadded && kRange && kElem == Format::kE2M1 && kThr == 0) {
         // No NaN block: the range encoder packs b4x16_p64 itself; no element
         // is NaN (finite or infinite x times a finite power of two).
         for (; nan_scales == nullptr && i + N8 <= n; i += N8) {
@@ -1098,7 +1106,7 @@ class MxBlockQuantizer {
                                          const uint8_t* HWY_RESTRICT src, size_t nb,
                                          size_t nvalid, bool padded, uint8_t* HWY_RESTRICT out,
                                          uint8_t* HWY_RESTRICT scale_codes,
-                                         const uint32_t* HWY_RESTRICT amax) {
+                                         const uint32_t* HWY_RESTRICT amax, bool inf) {
     if (a.mode == ScaleMode::kEven) {
 #if HWY_ARCH_X86
       ExactScaleCodesRnNoDaz(amax, nb, a.tensor_scale, scale_codes);
@@ -1117,7 +1125,7 @@ class MxBlockQuantizer {
     const bool any_nan = std::memchr(scale_codes, kNanScale, nb) != nullptr;
     EncodeChunk(src, nullptr, nullptr, nullptr, nb * kBlock, nvalid,
                 any_nan ? scale_codes : nullptr, padded, out, a.prefetch_l2, nullptr,
-                /*clamp=*/true, a.thresholds->thr[0], scale_codes);
+                /*clamp=*/inf, a.thresholds->thr[0], scale_codes);
   }
 
 #if HWY_ARCH_X86
@@ -1133,24 +1141,57 @@ class MxBlockQuantizer {
 
   // NVFP4 kExact, rn: the ue4m3 codes of amax / (6 t) of `nb` blocks (NaN
   // amax: 0x7F), a vector of blocks at a time (lanes past nb read amax's
-  // zero tail). 6 t is exact in f64 and the f64 quotient lies on the same
-  // side of every ue4m3 value and midpoint as the exact quotient
-  // (scalar::Nvfp4ScaleCode); rounded to odd at f32 precision (24 bits,
-  // at least 2 more than ue4m3's 4 + 1) it still rounds to the same code, which the
-  // shared f32 encoder then gives. Round to odd: the rn f32 quotient, one
-  // ulp down if that rounded up, then the lsb set if inexact. A quotient
-  // that FTZ flushes to 0 thus becomes 2^-149, which like the quotient lies
-  // below the smallest ue4m3 midpoint; beyond f32 max it becomes f32 max,
-  // which saturates like the quotient.
+  // zero tail). The f32 quotient q' = f32(amax / f32(6 t)) lies within 2.1
+  // ulps of the exact q (two roundings of 2^-24 each, 6 t a normal f32), and
+  // no ue4m3 midpoint lies near a binade edge, so where q' is a ue4m3 normal
+  // (q' >= 2^-6) whose low 20 bits are more than 3 from 0x80000 (a midpoint:
+  // 4 kept bits, then a one) q rounds like q' and the shared encoder gives
+  // the code. Other vectors (about 2^-17 of them, and blocks below 2^-6 of
+  // 6 t) take ExactScaleCodesRnF64.
   static HWY_INLINE void ExactScaleCodesRn(const uint32_t* HWY_RESTRICT amax, size_t nb,
                                            float tensor_scale, uint8_t* HWY_RESTRICT scale_codes) {
+    const D d;
+    const DU du;
+    const DI di;
+    const size_t N = hn::Lanes(d);
+    const bool fast = tensor_scale >= 0x1p-120f;  // 6 t a normal f32
+    const hn::Vec<D> den = hn::Set(d, 6.0f * tensor_scale);
+    for (size_t b = 0; b < nb; b += N) {
+      if (fast) {
+        const VU q = hn::BitCast(du, hn::Div(hn::BitCast(d, hn::LoadU(du, amax + b)), den));
+        const auto qi = hn::BitCast(di, q);
+        const auto off = hn::Sub(hn::And(qi, hn::Set(di, 0xFFFFF)), hn::Set(di, 0x80000));
+        const auto near = hn::Lt(hn::Abs(off), hn::Set(di, 4));
+        const auto tiny = hn::Lt(qi, hn::Set(di, 121 << 23));  // below 2^-6
+        if (HWY_LIKELY(hn::AllFalse(di, hn::Or(near, tiny)))) {
+          StoreLanes<1>(du, FastEncodeF32<Format::kUE4M3, true>::EncodeRn(du, q), scale_codes + b);
+          continue;
+        }
+      }
+      ExactScaleCodesRnF64(amax + b, N, tensor_scale, scale_codes + b);
+    }
+  }
+
+  // ExactScaleCodesRn from the f64 quotient, `n` blocks (a multiple of the
+  // f64 lane count). 6 t is exact in f64 and the f64 quotient lies on the
+  // same side of every ue4m3 value and midpoint as the exact quotient
+  // (scalar::Nvfp4ScaleCode); rounded to odd at f32 precision (24 bits, at
+  // least 2 more than ue4m3's 4 + 1) it still rounds to the same code,
+  // which the shared f32 encoder then gives. Round to odd: the rn f32
+  // quotient, one ulp down if that rounded up, then the lsb set if inexact.
+  // A quotient that FTZ flushes to 0 thus becomes 2^-149, which like the
+  // quotient lies below the smallest ue4m3 midpoint; beyond f32 max it
+  // becomes f32 max, which saturates like the quotient.
+  static HWY_NOINLINE void ExactScaleCodesRnF64(const uint32_t* HWY_RESTRICT amax, size_t n,
+                                                float tensor_scale,
+                                                uint8_t* HWY_RESTRICT scale_codes) {
     const hn::CappedTag<double, 8> dd;
     const hn::RebindToUnsigned<decltype(dd)> du64;
     const hn::Rebind<float, decltype(dd)> df;
     const hn::Rebind<uint32_t, decltype(dd)> du;
     const size_t N = hn::Lanes(dd);
     const auto six_t = hn::Set(dd, 6.0 * static_cast<double>(tensor_scale));
-    for (size_t b = 0; b < nb; b += N) {
+    for (size_t b = 0; b < n; b += N) {
       const auto q =
           hn::Div(hn::PromoteTo(dd, hn::LoadU(df, reinterpret_cast<const float*>(amax + b))), six_t);
       const auto f = hn::DemoteTo(df, q);
@@ -1166,9 +1207,10 @@ class MxBlockQuantizer {
 
   // NVFP4 kExact: the e2m1 codes of the N elements at p from their block's
   // thresholds t (internal::Nvfp4ElementThresholds): the count of t[i] below
-  // |x| (i32 compares of the f32 bits), the sign in bit 3 except for +-Inf
-  // in a block with P == 0 (t[7] = 8 and count 7: bit 2 of the count,
-  // shifted to bit 3, clears the sign).
+  // |x| (i32 compares of the f32 bits), the sign in bit 3 except (kZeroInf:
+  // chunks holding an Inf) for +-Inf in a block with P == 0 (t[7] = 8 and
+  // count 7: bit 2 of the count, shifted to bit 3, clears the sign).
+  template <bool kZeroInf>
   static HWY_INLINE VU ThresholdCodes(const uint8_t* HWY_RESTRICT p,
                                       const uint32_t* HWY_RESTRICT t) {
     const DU du;
@@ -1201,6 +1243,7 @@ class MxBlockQuantizer {
       }
       cu = hn::BitCast(du, c);
     }
+    if constexpr (!kZeroInf) return hn::OrAnd(cu, hn::ShiftRight<28>(bits), hn::Set(du, 8u));
     const VU sign = hn::And(hn::ShiftRight<28>(bits), hn::Set(du, 8u));
     return hn::Or(cu, hn::AndNot(hn::And(hn::ShiftLeft<1>(cu), hn::Set(du, t[7])), sign));
   }

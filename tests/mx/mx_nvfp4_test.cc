@@ -341,6 +341,51 @@ TEST(MxNvfp4, ExactAtEveryDecisionPointEveryScaleCodeEveryTarget) {
   }
 }
 
+TEST(MxNvfp4, ExactScaleAtEveryMidpointAndValueEveryTarget) {
+  // Block amax within 3 ulps of every ue4m3 value and midpoint times 6 t
+  // (exact ties included where f32 holds them), for tensor scales that make
+  // the products exact or not, normal or subnormal: every mode's scale code
+  // equals the oracle on the reference, and every target equals the
+  // reference (scales and elements).
+  const float ts[] = {1.0f, F32FromBits(0x3DBF3CF4u), 0.0625f, 1e-3f, 1e-36f, 1e-41f, 1e33f};
+  for (float t : ts) {
+    std::vector<float> x;
+    for (int k = 0; k < 0x7E; ++k) {
+      for (double v : {Ue4m3(k + 1), (Ue4m3(k) + Ue4m3(k + 1)) / 2}) {
+        const double target = v * 6.0 * static_cast<double>(t);
+        if (!(target < std::numeric_limits<float>::max())) continue;
+        const uint32_t bits = F32Bits(static_cast<float>(target));
+        for (int off = -3; off <= 3; ++off) {
+          if (static_cast<int64_t>(bits) + off <= 0) continue;
+          const float a = F32FromBits(bits + static_cast<uint32_t>(off));
+          x.push_back(off % 2 == 0 ? a : -a);
+          x.push_back(a / 3);
+          for (int j = 2; j < 16; ++j) x.push_back(j % 5 == 0 ? -a / 7 : 0.0f);
+        }
+      }
+    }
+    while (x.size() % 128 != 0) x.push_back(0.0f);
+    const size_t cols = 128, rows = x.size() / cols;
+    for (ScaleMode m : kModes) {
+      const MxTensor ref =
+          QuantizeNvfp4(x, rows, cols, t, m, Nvfp4Arithmetic::kExact, Impl{Impl::kScalar});
+      const std::string what = absl::StrFormat("t=%a %s", static_cast<double>(t), ScaleModeName(m));
+      for (size_t b = 0; b < x.size() / 16; ++b) {
+        float amax = 0;
+        for (size_t j = 0; j < 16; ++j) amax = std::max(amax, std::fabs(x[16 * b + j]));
+        ASSERT_EQ(ref.scales[b], ExactScaleOracle(m, amax, t))
+            << what << " block " << b << " amax bits 0x" << std::hex << F32Bits(amax);
+      }
+      for (int64_t target : AvailableTargets()) {
+        const MxTensor got =
+            QuantizeNvfp4(x, rows, cols, t, m, Nvfp4Arithmetic::kExact, Impl{target});
+        ASSERT_EQ(got.scales, ref.scales) << what << " " << ImplName(Impl{target});
+        ASSERT_EQ(got.elements, ref.elements) << what << " " << ImplName(Impl{target});
+      }
+    }
+  }
+}
+
 TEST(MxNvfp4, ExactReferenceEqualsOraclesOnRandomTensors) {
   // Random blocks (subnormals, ties, +-Inf; no NaN) with the computed tensor
   // scale and tensor scales far from it.

@@ -98,22 +98,19 @@ struct Nvfp4ThresholdTable {
   uint64_t have[2] = {0, 0};
   uint32_t thr[128][8];
 
-  // Fills the rows of every code between the smallest and the largest of
-  // the `nb` scale codes (a chunk's codes usually span a few binades; a
-  // min / max reduction costs less than a set of the codes met).
-  void Fill(const uint8_t* scale_codes, size_t nb) {
-    unsigned lo = 0x7F, hi = 0;
-    for (size_t b = 0; b < nb; ++b) {
-      const unsigned c = scale_codes[b] & 0x7Fu;
-      lo = c < lo ? c : lo;
-      hi = c > hi ? c : hi;
-    }
-    for (unsigned c = lo; c <= hi; ++c) {
-      const uint64_t bit = uint64_t{1} << (c % 64);
-      if ((have[c / 64] & bit) == 0) {
+  // Fills the missing rows of the codes lo..hi (a chunk's scale codes
+  // usually span a few binades; the span costs less to find than the set).
+  void Fill(unsigned lo, unsigned hi) {
+    for (unsigned w = 0; w < 2; ++w) {
+      const unsigned first = lo > 64 * w ? lo - 64 * w : 0;
+      if (hi < 64 * w || first > 63) continue;
+      const unsigned last = hi - 64 * w < 63 ? hi - 64 * w : 63;
+      const uint64_t span = (~uint64_t{0} >> (63 - last)) & (~uint64_t{0} << first);
+      for (uint64_t m = span & ~have[w]; m != 0; m &= m - 1) {
+        const unsigned c = 64 * w + static_cast<unsigned>(__builtin_ctzll(m));
         Nvfp4ElementThresholds(ue4m3[c], tensor_scale, thr[c]);
-        have[c / 64] |= bit;
       }
+      have[w] |= span;
     }
   }
 };
@@ -955,15 +952,18 @@ class MxBlockQuantizer {
     static_assert(!kFold && kClamp, "kFold, !kClamp: range encoder only");
     (void)fold;
 #endif
+    // kThr: the codes by ThresholdCodes (always inlined: GCC would
+    // otherwise call this step's body out of line, through memory).
+    const auto thr_codes_at = [&](const uint8_t* p, size_t i,
+                                  auto tail) __attribute__((always_inline)) {
+      constexpr bool kZeroInf = kThr == 2;
+      const auto row = [&](size_t k) { return thr + 8 * thr_codes[block_at(i, k, tail)]; };
+      return U8From4U32(du, ThresholdCodes<kZeroInf>(p, row(0)),
+                        ThresholdCodes<kZeroInf>(p + N * kSrcBytes, row(1)),
+                        ThresholdCodes<kZeroInf>(p + 2 * N * kSrcBytes, row(2)),
+                        ThresholdCodes<kZeroInf>(p + 3 * N * kSrcBytes, row(3)));
+    };
     const auto codes_at = [&](const uint8_t* p, size_t i, auto tail) {
-      if constexpr (kThr != 0) {
-        constexpr bool kZeroInf = kThr == 2;
-        const auto row = [&](size_t k) { return thr + 8 * thr_codes[block_at(i, k, tail)]; };
-        return U8From4U32(du, ThresholdCodes<kZeroInf>(p, row(0)),
-                          ThresholdCodes<kZeroInf>(p + N * kSrcBytes, row(1)),
-                          ThresholdCodes<kZeroInf>(p + 2 * N * kSrcBytes, row(2)),
-                          ThresholdCodes<kZeroInf>(p + 3 * N * kSrcBytes, row(3)));
-      }
 #if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR  // as kDirect
       if constexpr (kDirect) {
         // Two u16 vectors, each within one block (2N <= kBlock).
@@ -1047,7 +1047,12 @@ class MxBlockQuantizer {
 #endif
       for (; i + N8 <= n; i += N8) {
         PrefetchNextChunk(src + i * kSrcBytes, n * kSrcBytes, N8 * kSrcBytes, l2);
-        hn::StoreU(finish(codes_at(src + i * kSrcBytes, i, kWhole), i, N8), d8, out + i);
+        const uint8_t* p = src + i * kSrcBytes;
+        if constexpr (kThr != 0) {
+          hn::StoreU(finish(thr_codes_at(p, i, kWhole), i, N8), d8, out + i);
+        } else {
+          hn::StoreU(finish(codes_at(p, i, kWhole), i, N8), d8, out + i);
+        }
       }
       return i;
     };
@@ -1057,7 +1062,11 @@ class MxBlockQuantizer {
     HWY_ALIGN uint8_t in_buf[4 * hn::MaxLanes(du) * kSrcBytes] = {};
     HWY_ALIGN uint8_t out_buf[4 * hn::MaxLanes(du)];
     std::memcpy(in_buf, src + i * kSrcBytes, rest * kSrcBytes);
-    hn::Store(finish(codes_at(in_buf, i, std::true_type()), i, rest), d8, out_buf);
+    if constexpr (kThr != 0) {
+      hn::Store(finish(thr_codes_at(in_buf, i, std::true_type()), i, rest), d8, out_buf);
+    } else {
+      hn::Store(finish(codes_at(in_buf, i, std::true_type()), i, rest), d8, out_buf);
+    }
     std::memcpy(out + i, out_buf, rest);
   }
 #endif
@@ -1107,21 +1116,25 @@ class MxBlockQuantizer {
                                          size_t nvalid, bool padded, uint8_t* HWY_RESTRICT out,
                                          uint8_t* HWY_RESTRICT scale_codes,
                                          const uint32_t* HWY_RESTRICT amax, bool inf) {
+    uint32_t span[2] = {0x7F, 0};  // the smallest and largest scale code
     if (a.mode == ScaleMode::kEven) {
 #if HWY_ARCH_X86
-      ExactScaleCodesRnNoDaz(amax, nb, a.tensor_scale, scale_codes);
+      ExactScaleCodesRnNoDaz(amax, nb, a.tensor_scale, scale_codes, span);
 #else
-      ExactScaleCodesRn(amax, nb, a.tensor_scale, scale_codes);
+      ExactScaleCodesRn(amax, nb, a.tensor_scale, scale_codes, span);
 #endif
     } else {
       for (size_t b = 0; b < nb; ++b) {
         float amax_f;
         std::memcpy(&amax_f, &amax[b], 4);
-        scale_codes[b] = scalar::Nvfp4ScaleCode(a.mode, amax_f, a.tensor_scale,
-                                                amax[b] > 0x7F800000u, Nvfp4Arithmetic::kExact);
+        const uint8_t c = scalar::Nvfp4ScaleCode(a.mode, amax_f, a.tensor_scale,
+                                                 amax[b] > 0x7F800000u, Nvfp4Arithmetic::kExact);
+        scale_codes[b] = c;
+        span[0] = c < span[0] ? c : span[0];
+        span[1] = c > span[1] ? c : span[1];
       }
     }
-    a.thresholds->Fill(scale_codes, nb);
+    a.thresholds->Fill(span[0], span[1]);
     const bool any_nan = std::memchr(scale_codes, kNanScale, nb) != nullptr;
     EncodeChunk(src, nullptr, nullptr, nullptr, nb * kBlock, nvalid,
                 any_nan ? scale_codes : nullptr, padded, out, a.prefetch_l2, nullptr,
@@ -1133,9 +1146,10 @@ class MxBlockQuantizer {
   // amax as 0) and FTZ set (see ExactScaleCodesRn).
   static HWY_NOINLINE void ExactScaleCodesRnNoDaz(const uint32_t* HWY_RESTRICT amax, size_t nb,
                                                   float tensor_scale,
-                                                  uint8_t* HWY_RESTRICT scale_codes) {
+                                                  uint8_t* HWY_RESTRICT scale_codes,
+                                                  uint32_t* HWY_RESTRICT span) {
     const internal::ScopedFlushDenormals ftz(/*daz=*/false);
-    ExactScaleCodesRn(amax, nb, tensor_scale, scale_codes);
+    ExactScaleCodesRn(amax, nb, tensor_scale, scale_codes, span);
   }
 #endif
 
@@ -1147,16 +1161,20 @@ class MxBlockQuantizer {
   // (q' >= 2^-6) whose low 20 bits are more than 3 from 0x80000 (a midpoint:
   // 4 kept bits, then a one) q rounds like q' and the shared encoder gives
   // the code. Other vectors (about 2^-17 of them, and blocks below 2^-6 of
-  // 6 t) take ExactScaleCodesRnF64.
+  // 6 t) take ExactScaleCodesRnF64. span[0], span[1]: the smallest and
+  // largest code (lanes past nb included, which only widens the span).
   static HWY_INLINE void ExactScaleCodesRn(const uint32_t* HWY_RESTRICT amax, size_t nb,
-                                           float tensor_scale, uint8_t* HWY_RESTRICT scale_codes) {
+                                           float tensor_scale, uint8_t* HWY_RESTRICT scale_codes,
+                                           uint32_t* HWY_RESTRICT span) {
     const D d;
     const DU du;
     const DI di;
     const size_t N = hn::Lanes(d);
     const bool fast = tensor_scale >= 0x1p-120f;  // 6 t a normal f32
     const hn::Vec<D> den = hn::Set(d, 6.0f * tensor_scale);
+    VU lo = hn::Set(du, 0x7Fu), hi = hn::Zero(du);
     for (size_t b = 0; b < nb; b += N) {
+      VU code;
       if (fast) {
         const VU q = hn::BitCast(du, hn::Div(hn::BitCast(d, hn::LoadU(du, amax + b)), den));
         const auto qi = hn::BitCast(di, q);
@@ -1164,12 +1182,20 @@ class MxBlockQuantizer {
         const auto near = hn::Lt(hn::Abs(off), hn::Set(di, 4));
         const auto tiny = hn::Lt(qi, hn::Set(di, 121 << 23));  // below 2^-6
         if (HWY_LIKELY(hn::AllFalse(di, hn::Or(near, tiny)))) {
-          StoreLanes<1>(du, FastEncodeF32<Format::kUE4M3, true>::EncodeRn(du, q), scale_codes + b);
+          code = FastEncodeF32<Format::kUE4M3, true>::EncodeRn(du, q);
+          StoreLanes<1>(du, code, scale_codes + b);
+          lo = hn::Min(lo, code);
+          hi = hn::Max(hi, code);
           continue;
         }
       }
       ExactScaleCodesRnF64(amax + b, N, tensor_scale, scale_codes + b);
+      code = hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint8_t, DU>(), scale_codes + b));
+      lo = hn::Min(lo, code);
+      hi = hn::Max(hi, code);
     }
+    span[0] = hn::GetLane(hn::MinOfLanes(du, lo));
+    span[1] = hn::GetLane(hn::MaxOfLanes(du, hi));
   }
 
   // ExactScaleCodesRn from the f64 quotient, `n` blocks (a multiple of the

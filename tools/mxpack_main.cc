@@ -132,7 +132,7 @@ absl::StatusOr<std::vector<std::string>> ParseFlags(const Command& c,
       }
       if (!value.has_value()) value = negated ? "false" : "true";
     } else if (!value.has_value()) {
-      if (i + 1 >= args.size()) {
+      if (i + 1 >= args.size() || absl::StartsWith(args[i + 1], "--")) {
         return absl::InvalidArgumentError(
             absl::StrFormat("flag %s: missing value (--%s=VALUE)", shown, name));
       }

@@ -218,12 +218,13 @@ absl::StatusOr<Destination> Resolve(const std::string& given, bool want_dir) {
     struct stat pst;
     if (stat(parent.c_str(), &pst) != 0 || !S_ISDIR(pst.st_mode)) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: cannot create: directory %s does not exist", given, parent));
+          "%s: cannot open for writing: directory %s does not exist", given,
+          parent));
     }
     if (access(parent.c_str(), W_OK | X_OK) != 0) {
-      return absl::PermissionDeniedError(
-          absl::StrFormat("%s: cannot create: directory %s is not writable: %s",
-                          given, parent, ErrnoText(errno)));
+      return absl::PermissionDeniedError(absl::StrFormat(
+          "%s: cannot open for writing: directory %s is not writable: %s",
+          given, parent, ErrnoText(errno)));
     }
     return d;
   }

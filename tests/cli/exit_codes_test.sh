@@ -41,6 +41,7 @@ status 2 "flag --rows: expected a non-negative 64-bit integer, got '-3'" \
 status 2 "flag --relu: expected true or false, got 'maybe'" \
   "$MX" convert --from=f32 --to=e4m3 --relu=maybe
 status 2 "flag --from: missing value" "$MX" convert --from
+status 2 "flag --from: missing value" "$MX" convert --from --to=e4m3
 status 2 "flag --norelu takes no value" "$MX" convert --norelu=1
 status 2 "does not apply to 'mxpack table'" "$MX" table e4m3 --rounding=rz
 status 2 "does not apply to 'mxpack convert'" "$MX" convert --threads=2

@@ -51,11 +51,11 @@ status 2 "unknown command 'frobnicate'" "$MX" frobnicate
 status 2 "Usage: mxpack COMMAND" "$MX"
 status 2 "--from: unknown format 'e9m9'" "$MX" convert --from=e9m9 --to=e4m3 --in="$T/one.f32"
 status 2 "--format: unknown MX format 'mxfp9'" "$MX" quantize-model --format=mxfp9 a b
-status 2 "--format is required" "$MX" quantize-model "$T/a" "$T/b"
-status 2 "expected IN.safetensors OUT.safetensors" "$MX" quantize-model
+status 2 "cannot open for reading" "$MX" quantize-model "$T/a" "$T/b"
+status 2 "expected IN (file or model directory) and OUT" "$MX" quantize-model
 status 2 "expected exactly one FORMAT" "$MX" table
 status 2 "--out-elements and --out-scales" "$MX" quantize --format=mxfp4 --rows=1 --cols=32
-status 2 "expected one instruction spelling" "$MX" ptx-check
+status 2 "expected at least one instruction spelling" "$MX" ptx-check
 status 2 "cannot open" "$MX" convert --from=f32 --to=e4m3 --in="$T/missing" --out="$T/o"
 status 2 "cannot open" "$MX" inspect "$T/missing"
 printf 'abc' >"$T/three"

@@ -1,13 +1,15 @@
 // PTX spelling checker shared by every instruction family mxpack models:
-// `CheckPtx` dispatches on the instruction prefix ("multimem.", later
-// "tcgen05.", ...) to the family's checker through a small registry.
+// `CheckPtx` dispatches on the instruction prefix ("multimem.", "tcgen05.")
+// to the family's checker through a small registry. Legality follows the
+// installed ptxas (CUDA 13); docs/ptx_check.md lists the rules, every place
+// where ptxas and the PTX ISA text differ, and the CLI's exit codes.
 //
-// Adding a family = adding one file that calls RegisterPtxFamily from a
-// static initializer (MXPACK_REGISTER_PTX_FAMILY). Note: mxpack is a static
-// library, and the linker drops archive members nobody references, so put the
-// registering file where it is always linked (e.g. tools/ptx_<family>.cc for
-// the CLI, which links every tools/*.cc) or call RegisterPtxFamily
-// explicitly. The multimem family is built in (always registered).
+// The multimem and tcgen05 families are built in. Adding a family = adding
+// one file that calls RegisterPtxFamily from a static initializer
+// (MXPACK_REGISTER_PTX_FAMILY). Note: mxpack is a static library, and the
+// linker drops archive members nobody references, so put the registering
+// file where it is always linked (e.g. tools/ptx_<family>.cc for the CLI,
+// which links every tools/*.cc) or call RegisterPtxFamily explicitly.
 #ifndef MXPACK_PTX_CHECK_H_
 #define MXPACK_PTX_CHECK_H_
 

@@ -119,10 +119,10 @@ Canonical Canonicalize(absl::string_view op,
     slot["sync"] = "sync";
     if (!slot.count("aligned")) {
       slot["aligned"] = "aligned";
-      c.notes.push_back(absl::StrCat(
-          "accepted: ptxas 13 accepts tcgen05.", op,
-          " without .aligned although the PTX ISA syntax requires "
-          ".sync.aligned"));
+      c.notes.push_back(
+          absl::StrCat("accepted: ptxas 13 accepts tcgen05.", op,
+                       " without .aligned although the PTX ISA syntax requires "
+                       ".sync.aligned"));
     }
     if (syncs > 1) {
       c.notes.push_back(absl::StrCat(
@@ -136,13 +136,6 @@ Canonical Canonicalize(absl::string_view op,
     }
   }
   std::vector<std::string> parts = {"tcgen05", std::string(op)};
-  std::vector<std::string> kinds_written;
-  for (const std::string& k : order) {
-    if (k != "sync" || std::find(kinds_written.begin(), kinds_written.end(),
-                                 k) == kinds_written.end()) {
-      kinds_written.push_back(k);
-    }
-  }
   for (const std::string& k : canon_order) {
     if (slot.count(k)) parts.push_back(slot[k]);
   }
@@ -151,17 +144,16 @@ Canonical Canonicalize(absl::string_view op,
     if (absl::StartsWith(k, "other")) parts.push_back(slot[k]);
   }
   c.opcode = absl::StrJoin(parts, ".");
-  // The written order differs from the syntax order (ignoring what the
-  // canonical form adds).
+  // The written order (each kind once, as `order` holds it) differs from
+  // the syntax order, ignoring what the canonical form adds.
   std::vector<std::string> want;
   for (const std::string& k : canon_order) {
-    if (std::find(kinds_written.begin(), kinds_written.end(), k) !=
-        kinds_written.end()) {
+    if (std::find(order.begin(), order.end(), k) != order.end()) {
       want.push_back(k);
     }
   }
   std::vector<std::string> got;
-  for (const std::string& k : kinds_written) {
+  for (const std::string& k : order) {
     if (std::find(canon_order.begin(), canon_order.end(), k) !=
         canon_order.end()) {
       got.push_back(k);
@@ -170,8 +162,7 @@ Canonical Canonicalize(absl::string_view op,
   if (op != "shift" && got != want) {
     c.notes.push_back(absl::StrCat(
         "accepted: ptxas 13 accepts the qualifiers of tcgen05.", op,
-        " in any order although the PTX ISA syntax fixes it (",
-        c.opcode, ")"));
+        " in any order although the PTX ISA syntax fixes it (", c.opcode, ")"));
   }
   return c;
 }
@@ -214,8 +205,7 @@ std::string CheckOperands(absl::string_view op, absl::string_view text) {
       if (e.kind == ptx::OperandKind::kRegister &&
           c != ptx::RegClass::kUnknown &&
           (ptx::RegClassBits(c) != 32 || c == ptx::RegClass::kPred)) {
-        return absl::StrCat("register ", e.text, " (",
-                            ptx::RegClassName(c),
+        return absl::StrCat("register ", e.text, " (", ptx::RegClassName(c),
                             " by its name): expected a 32-bit register");
       }
     }
@@ -253,8 +243,8 @@ PtxCheckResult CheckTcgen05Family(absl::string_view spelling,
   absl::string_view junk;
   const absl::string_view operands = PtxOperandsOf(spelling, &junk);
   if (!junk.empty()) {
-    return Illegal(absl::StrCat(c.opcode, ": unexpected text '", junk,
-                                "' after ';'"));
+    return Illegal(
+        absl::StrCat(c.opcode, ": unexpected text '", junk, "' after ';'"));
   }
   if (!operands.empty()) {
     const std::string bad = CheckOperands(op, operands);
@@ -263,8 +253,8 @@ PtxCheckResult CheckTcgen05Family(absl::string_view spelling,
   const std::string line =
       operands.empty() ? c.opcode : absl::StrCat(c.opcode, " ", operands, ";");
   absl::StatusOr<std::string> r = CheckTcgen05(
-      line, target.empty() ? std::nullopt
-                           : std::optional<absl::string_view>(target));
+      line,
+      target.empty() ? std::nullopt : std::optional<absl::string_view>(target));
   out.ok = r.ok();
   out.text = r.ok() ? *r : std::string(r.status().message());
   if (!out.text.empty() && out.text.back() != '\n') out.text.push_back('\n');
@@ -275,8 +265,7 @@ PtxCheckResult CheckTcgen05Family(absl::string_view spelling,
 }
 
 constexpr PtxFamily kTcgen05Family = {
-    "tcgen05.",
-    "tcgen05 cp/shift/ld/st (PTX 9.7.16.2.3, 9.7.16.8.3, 9.7.16.9)",
+    "tcgen05.", "tcgen05 cp/shift/ld/st (PTX 9.7.16.2.3, 9.7.16.8.3, 9.7.16.9)",
     &CheckTcgen05Family};
 
 }  // namespace

@@ -17,7 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "mxpack/ptx_check.h"
 #include "mxpack/tcgen05.h"
-#include "src/ptx/operands.h"
+#include "src/util/ptx_operands.h"
 
 namespace mxpack {
 namespace {

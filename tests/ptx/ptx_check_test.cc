@@ -7,7 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "mxpack/ptx_check.h"
-#include "src/ptx/operands.h"
+#include "src/util/ptx_operands.h"
 
 namespace mxpack {
 namespace {

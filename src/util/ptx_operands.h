@@ -1,7 +1,7 @@
 // Operand lists of PTX instruction lines ("{%r1, %r2}, [%rd1+8]"), split and
-// classified for the `ptx-check` family checkers (docs/ptx_check.md).
-#ifndef MXPACK_SRC_PTX_OPERANDS_H_
-#define MXPACK_SRC_PTX_OPERANDS_H_
+// classified for the multimem and tcgen05 validators (docs/ptx_check.md).
+#ifndef MXPACK_SRC_UTIL_PTX_OPERANDS_H_
+#define MXPACK_SRC_UTIL_PTX_OPERANDS_H_
 
 #include <cstdint>
 #include <string>
@@ -60,4 +60,4 @@ absl::string_view RegClassName(RegClass c);  // ".b32", ".f16x2", ...
 }  // namespace ptx
 }  // namespace mxpack
 
-#endif  // MXPACK_SRC_PTX_OPERANDS_H_
+#endif  // MXPACK_SRC_UTIL_PTX_OPERANDS_H_

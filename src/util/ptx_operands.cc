@@ -1,5 +1,5 @@
 // Splitting and classification of PTX operand lists (see operands.h).
-#include "src/ptx/operands.h"
+#include "src/util/ptx_operands.h"
 
 #include <string>
 #include <vector>

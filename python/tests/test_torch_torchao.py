@@ -266,3 +266,23 @@ def test_difference_nvfp4_tiny_scales():
     # the element 7e-3 * 512 = 3.58 -> 4 (code 0x6).
     assert u8(s0).flatten().tolist() == [0x08] and u8(d0).flatten()[0].item() == 0x01
     assert u8(s1).flatten().tolist() == [0x01] and u8(d1).flatten()[0].item() == 0x06
+
+
+def f32_bits(b):
+    return float(np.array([b], np.uint32).view(np.float32)[0])
+
+
+def test_difference_nvfp4_element_rounding():
+    # Block [x, amax] with t = f32 0x3e65e24e: both sides pick scale d = 14
+    # (0x56). x = f32 0x41300143 = 11.000308; x / (d t) = 3.4999998 exactly,
+    # which mxpack rounds once to 3 (code 0x5). torchao multiplies by
+    # f32(f32(1 / t) / d) and the f32 product is 3.5, a tie that goes to 4
+    # (code 0x6). compat="torchao" gives torchao's 0x6.
+    x = torch.tensor([[f32_bits(0x41300143), f32_bits(0x4196DC83)] + [0.0] * 14])
+    t = torch.tensor(f32_bits(0x3E65E24E))
+    s0, d0 = ao_nv.nvfp4_quantize(x, 16, t)
+    s1, d1 = mt.nvfp4_quantize(x, 16, t)
+    s2, d2 = mt.nvfp4_quantize(x, 16, t, compat="torchao")
+    assert u8(s0).flatten().tolist() == u8(s1).flatten().tolist() == [0x56]
+    assert u8(d0)[0, 0].item() & 0xF == 0x6 and u8(d2)[0, 0].item() & 0xF == 0x6
+    assert u8(d1)[0, 0].item() & 0xF == 0x5

@@ -142,31 +142,20 @@ def torch_dtype(fmt: Optional[str]):
 def to_torch(a: np.ndarray, fmt: Optional[str] = None):
     """A torch tensor over the memory of the numpy result `a`, typed as
     torch's dtype of `fmt` (when given and torch has it) or as a's own
-    dtype (unsigned integers: torch's of that width where it has one)."""
+    dtype (unsigned integers wider than a byte: torch's unsigned type of
+    that width)."""
     torch = _torch()
-    if a.ndim == 0:
-        a = a.reshape(1)
-        scalar = True
-    else:
-        scalar = False
     size = a.dtype.itemsize
     dt = torch_dtype(fmt)
-    if dt is not None and dt.itemsize == size:
-        # From an integer view torch accepts, to the format's dtype.
-        t = torch.from_numpy(a.view(_INT[size] if size > 1 else np.uint8)).view(dt)
-    elif a.dtype.kind in "fc" and a.dtype in (np.float16, np.float32, np.float64):
-        t = torch.from_numpy(a)
-    elif a.dtype.kind in "ui" and a.dtype.itemsize in _INT:
-        name = ("uint" if a.dtype.kind == "u" else "int") + str(8 * size)
-        dt_int = getattr(torch, name, None)
-        if dt_int is not None and a.dtype.kind == "u" and size > 1:
-            t = torch.from_numpy(a.view(_INT[size])).view(dt_int)
-        else:
-            t = torch.from_numpy(a if dt_int is not None else a.view(_INT[size]))
-    else:
-        # ml_dtypes arrays (a format's dtype): by the bits.
-        t = torch.from_numpy(a.view(_INT[size] if size > 1 else np.uint8))
-    return t.reshape(()) if scalar else t
+    if dt is None and a.dtype.kind in "fiub" and a.dtype.name in (
+            "float16", "float32", "float64", "uint8", "int8", "int16", "int32",
+            "int64", "bool"):
+        return torch.from_numpy(a)
+    if dt is None:
+        dt = getattr(torch, f"uint{8 * size}", None)
+    # torch.from_numpy takes signed integers of every width; view from there.
+    base = torch.from_numpy(a.view(_INT[size] if size > 1 else np.uint8))
+    return base.view(dt) if dt is not None and dt.itemsize == size else base
 
 
 def wrap(a: np.ndarray, kind: str, fmt: Optional[str] = None):

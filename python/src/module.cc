@@ -145,12 +145,11 @@ absl::Span<const uint32_t> RandomWords(const nb::handle& rbits) {
 }
 
 Impl ParseImplArg(const std::string& name) {
-  return ValueOrThrow(
-      [&]() -> absl::StatusOr<Impl> {
-        absl::StatusOr<Impl> i = ParseImpl(name);
-        if (!i.ok()) return Prefixed("impl", i.status());
-        return i;
-      }());
+  return ValueOrThrow([&]() -> absl::StatusOr<Impl> {
+    absl::StatusOr<Impl> i = ParseImpl(name);
+    if (!i.ok()) return Prefixed("impl", i.status());
+    return i;
+  }());
 }
 
 Format ParseFormatArg(const std::string& name, absl::string_view arg) {
@@ -220,7 +219,7 @@ nb::dict FormatInfo(const std::string& name) {
   d["has_sign"] = t.has_sign;
   d["has_inf"] = t.has_inf;
   d["has_subnormals"] = t.has_subnormals;
-  d["nan"] = t.nan == NanKind::kNone ? "none"
+  d["nan"] = t.nan == NanKind::kNone   ? "none"
              : t.nan == NanKind::kIeee ? "ieee"
                                        : "all_ones";
   d["max_code"] = t.max_code;
@@ -235,7 +234,8 @@ std::string CanonicalFormat(const std::string& name, const std::string& arg) {
 }
 
 bool IsExact(const std::string& src, const std::string& dst) {
-  return IsExactConversion(ParseFormatArg(src, "src"), ParseFormatArg(dst, "fmt"));
+  return IsExactConversion(ParseFormatArg(src, "src"),
+                           ParseFormatArg(dst, "fmt"));
 }
 
 // Whole elements `bytes` of a layout hold (what `mxpack unpack` reads
@@ -310,8 +310,9 @@ void Convert(const std::string& src, const std::string& dst, const InArray& x,
   const size_t sb = StorageBytes(from), db = StorageBytes(to);
   const size_t n = in.size() / sb;
   // Chunks only where the sizes agree (otherwise the single call reports it).
-  const bool split = in.size() % sb == 0 && o.size() == n * db &&
-                     (rb.empty() ? p.rounding != Rounding::kRS : rb.size() == n);
+  const bool split =
+      in.size() % sb == 0 && o.size() == n * db &&
+      (rb.empty() ? p.rounding != Rounding::kRS : rb.size() == n);
   RunReleased([&] {
     auto whole = [&] { return ConvertArray(from, to, p, in, o, rb, im); };
     if (!split) return whole();
@@ -466,8 +467,9 @@ void EncodePackedArr(const std::string& src, const std::string& elem,
   const auto rb = RandomWords(rbits);
   const size_t sb = StorageBytes(from);
   const size_t n = in.size() / sb;
-  const bool split = in.size() % sb == 0 && o.size() == PackedBytes(l, n) &&
-                     (rb.empty() ? p.rounding != Rounding::kRS : rb.size() == n);
+  const bool split =
+      in.size() % sb == 0 && o.size() == PackedBytes(l, n) &&
+      (rb.empty() ? p.rounding != Rounding::kRS : rb.size() == n);
   RunReleased([&] {
     auto whole = [&] { return EncodePacked(from, e, l, p, in, o, rb, im); };
     if (!split) return whole();
@@ -591,7 +593,8 @@ nb::dict ReduceSpecInfo(const std::string& ptx, const std::string& type,
   d["model"] = std::string(ReduceModelName(p.spec.model));
   d["is_float"] = t.is_float;
   d["is_signed"] = t.is_signed;
-  d["element"] = t.is_float ? std::string(FormatName(t.element)) : std::string();
+  d["element"] =
+      t.is_float ? std::string(FormatName(t.element)) : std::string();
   d["element_bytes"] = t.element_bytes;
   d["access_elements"] = p.access_elements;
   return d;
@@ -650,7 +653,8 @@ NB_MODULE(_mxpack, m) {
   // The tcgen05 family lives in a library member nothing else references.
   mxpack::RegisterTcgen05PtxFamily();
 
-  m.doc() = "Low-level bindings of the mxpack C++ library (use the mxpack package).";
+  m.doc() =
+      "Low-level bindings of the mxpack C++ library (use the mxpack package).";
   m.def("format_info", &py::FormatInfo, arg("fmt"),
         "Traits of a format (canonical name or ml_dtypes alias).");
   m.def("canonical_format", &py::CanonicalFormat, arg("name"), arg("arg"),
@@ -672,8 +676,8 @@ NB_MODULE(_mxpack, m) {
   m.def("validate_conversion", &py::ValidatePolicy, arg("src"), arg("fmt"),
         arg("rounding"), arg("saturation"), arg("relu"), arg("overflow_tie"));
   m.def("packed_bytes", &py::PackedBytesOf, arg("layout"), arg("n"));
-  m.def("pack", &py::PackArr, arg("layout"), arg("codes"), arg("out"), arg("impl"),
-        arg("threads") = 1);
+  m.def("pack", &py::PackArr, arg("layout"), arg("codes"), arg("out"),
+        arg("impl"), arg("threads") = 1);
   m.def("unpack", &py::UnpackArr, arg("layout"), arg("packed"), arg("out"),
         arg("impl"), arg("threads") = 1);
   m.def("decompress", &py::DecompressArr, arg("layout"), arg("packed"),

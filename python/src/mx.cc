@@ -79,16 +79,17 @@ nb::dict MxFormatInfo(const std::string& name) {
 
 std::vector<std::string> MxFormatNames() {
   std::vector<std::string> names;
-  for (MxFormat f : {MxFormat::kMxfp8E4m3, MxFormat::kMxfp8E5m2,
-                     MxFormat::kMxfp6E2m3, MxFormat::kMxfp6E3m2,
-                     MxFormat::kMxfp4, MxFormat::kNvfp4}) {
+  for (MxFormat f :
+       {MxFormat::kMxfp8E4m3, MxFormat::kMxfp8E5m2, MxFormat::kMxfp6E2m3,
+        MxFormat::kMxfp6E3m2, MxFormat::kMxfp4, MxFormat::kNvfp4}) {
     names.emplace_back(MxFormatName(f));
   }
   return names;
 }
 
 nb::dict MxShapeInfo(const std::string& format, const std::string& layout,
-                     const std::string& scale_layout, size_t rows, size_t cols) {
+                     const std::string& scale_layout, size_t rows,
+                     size_t cols) {
   const MxShape s = ShapeArg(format, layout, scale_layout, rows, cols);
   nb::dict d;
   d["format"] = std::string(MxFormatName(s.format));
@@ -136,19 +137,18 @@ absl::StatusOr<float> TensorScale(Format from, absl::Span<const uint8_t> in,
   const size_t chunks = (n + chunk - 1) / chunk;
   std::vector<uint32_t> maxima(chunks, 0);
   const uint16_t inf16 = from == Format::kBF16 ? 0x7F80 : 0x7C00;
-  absl::Status st = RunChunked(
-      threads, chunks, 1, 1,
-      [&](size_t b, size_t e) {
-        for (size_t c = b; c < e; ++c) {
-          const size_t lo = c * chunk, len = std::min(n, lo + chunk) - lo;
-          maxima[c] = f32 ? MaxFiniteBits<uint32_t>(in.data() + lo * 4, len,
-                                                    0x7F800000u)
-                          : MaxFiniteBits<uint16_t>(in.data() + lo * 2, len,
-                                                    inf16);
-        }
-        return absl::OkStatus();
-      },
-      [] { return absl::OkStatus(); });
+  // maxima[c] = the largest finite magnitude's bits of chunk c.
+  auto fill = [&](size_t b, size_t e) {
+    for (size_t c = b; c < e; ++c) {
+      const size_t lo = c * chunk, len = std::min(n, lo + chunk) - lo;
+      maxima[c] =
+          f32 ? MaxFiniteBits<uint32_t>(in.data() + lo * 4, len, 0x7F800000u)
+              : MaxFiniteBits<uint16_t>(in.data() + lo * 2, len, inf16);
+    }
+    return absl::OkStatus();
+  };
+  absl::Status st =
+      RunChunked(threads, chunks, 1, 1, fill, [&] { return fill(0, chunks); });
   if (!st.ok()) return st;
   uint32_t m = 0;
   for (uint32_t v : maxima) m = std::max(m, v);
@@ -180,8 +180,9 @@ std::tuple<U8Array, U8Array, float, std::string> Quantize(
   {
     nb::gil_scoped_release release;
     const size_t row_units = std::max<size_t>(1, shape.cols_padded());
-    const bool split = ResolveThreads(threads) > 1 && in.size() == rows * cols * sb &&
-                       rows >= 2 && rows * row_units >= 2 * kMinUnitsPerChunk;
+    const bool split = ResolveThreads(threads) > 1 &&
+                       in.size() == rows * cols * sb && rows >= 2 &&
+                       rows * row_units >= 2 * kMinUnitsPerChunk;
     if (!split) {
       t = QuantizeMx(shape.format, from, in, rows, cols, options, im);
     } else {
@@ -196,7 +197,8 @@ std::tuple<U8Array, U8Array, float, std::string> Quantize(
         if (ts.ok()) options.tensor_scale = *ts;
       }
       if (st.ok()) {
-        q.scale_mode = options.scale_mode.value_or(DefaultScaleMode(shape.format));
+        q.scale_mode =
+            options.scale_mode.value_or(DefaultScaleMode(shape.format));
         q.tensor_scale =
             shape.format == MxFormat::kNvfp4 ? *options.tensor_scale : 1.0f;
         q.elements.assign(shape.element_bytes(), 0);
@@ -206,11 +208,11 @@ std::tuple<U8Array, U8Array, float, std::string> Quantize(
         st = RunChunked(
             threads, rows, 1, min_rows,
             [&](size_t b, size_t e) {
-              return QuantizeMxRows(shape.format, from,
-                                    in.subspan(b * cols * sb, (e - b) * cols * sb),
-                                    rows, cols, b, e, options,
-                                    absl::MakeSpan(q.elements),
-                                    absl::MakeSpan(q.scales), im);
+              return QuantizeMxRows(
+                  shape.format, from,
+                  in.subspan(b * cols * sb, (e - b) * cols * sb), rows, cols, b,
+                  e, options, absl::MakeSpan(q.elements),
+                  absl::MakeSpan(q.scales), im);
             },
             [&] {
               return QuantizeMxRows(shape.format, from, in, rows, cols, 0, rows,
@@ -287,7 +289,8 @@ void Dequantize(const std::string& format, const std::string& layout,
           threads, rows, grain, min_rows,
           [&](size_t b, size_t e) {
             return DequantizeMx(RowRange(v, b, e), t,
-                                o.subspan(b * cols * tb, (e - b) * cols * tb), im);
+                                o.subspan(b * cols * tb, (e - b) * cols * tb),
+                                im);
           },
           whole);
     }

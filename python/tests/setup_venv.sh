@@ -35,6 +35,26 @@ if ! "$venv/bin/python" -c "import numpy, ml_dtypes, safetensors, pytest, scikit
     numpy ml_dtypes safetensors pytest "scikit-build-core>=0.10" "nanobind>=2.0"
 fi
 
+# Optional peers of the torch tests (python/tests/test_torch*.py): torch
+# (the CPU wheel index by default; MXPACK_TORCH_INDEX=pypi takes the PyPI
+# wheel, which pulls the CUDA libraries) and torchao. When the registry is
+# unreachable they stay absent and those tests report "skipped" with the
+# reason.
+torch_index="${MXPACK_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}"
+if ! "$venv/bin/python" -c "import torch" 2>/dev/null; then
+  echo "installing torch from $torch_index into $venv"
+  if [ "$torch_index" = pypi ]; then index_args=(); else index_args=(--index-url "$torch_index"); fi
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --retries 1 \
+    "${index_args[@]}" torch \
+    || echo "torch not installed ($torch_index unreachable?): torch tests will be skipped"
+fi
+if "$venv/bin/python" -c "import torch" 2>/dev/null && \
+   ! "$venv/bin/python" -c "import torchao" 2>/dev/null; then
+  echo "installing torchao into $venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps torchao \
+    || echo "torchao not installed (registry unreachable?): torchao tests will be skipped"
+fi
+
 echo "pip install $src (build dir $build/py-build)"
 start=$(date +%s)
 CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \

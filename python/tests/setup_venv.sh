@@ -35,18 +35,26 @@ if ! "$venv/bin/python" -c "import numpy, ml_dtypes, safetensors, pytest, scikit
     numpy ml_dtypes safetensors pytest "scikit-build-core>=0.10" "nanobind>=2.0"
 fi
 
-# Optional peers of the torch tests (python/tests/test_torch*.py): torch
-# (the CPU wheel index by default; MXPACK_TORCH_INDEX=pypi takes the PyPI
-# wheel, which pulls the CUDA libraries) and torchao. When the registry is
-# unreachable they stay absent and those tests report "skipped" with the
-# reason.
-torch_index="${MXPACK_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}"
-if ! "$venv/bin/python" -c "import torch" 2>/dev/null; then
-  echo "installing torch from $torch_index into $venv"
-  if [ "$torch_index" = pypi ]; then index_args=(); else index_args=(--index-url "$torch_index"); fi
+# Optional peers of the torch tests (python/tests/test_torch*.py): torch and
+# torchao. torch comes from its CPU wheel index when that is reachable, else
+# from PyPI (whose wheel also pulls the CUDA libraries);
+# MXPACK_TORCH_INDEX=URL|pypi forces one. When no registry answers they stay
+# absent and those tests report "skipped" with the reason.
+install_torch() {  # install_torch URL|pypi
+  local index_args=()
+  [ "$1" = pypi ] || index_args=(--index-url "$1")
+  echo "installing torch from $1 into $venv"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check --retries 1 \
-    "${index_args[@]}" torch \
-    || echo "torch not installed ($torch_index unreachable?): torch tests will be skipped"
+    --timeout 30 "${index_args[@]}" torch
+}
+if ! "$venv/bin/python" -c "import torch" 2>/dev/null; then
+  if [ -n "${MXPACK_TORCH_INDEX:-}" ]; then
+    install_torch "$MXPACK_TORCH_INDEX" || true
+  else
+    install_torch https://download.pytorch.org/whl/cpu || install_torch pypi || true
+  fi
+  "$venv/bin/python" -c "import torch" 2>/dev/null \
+    || echo "torch not installed (registries unreachable?): torch tests will be skipped"
 fi
 if "$venv/bin/python" -c "import torch" 2>/dev/null && \
    ! "$venv/bin/python" -c "import torchao" 2>/dev/null; then

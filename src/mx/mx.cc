@@ -28,8 +28,9 @@ namespace {
 constexpr MxFormat kAllFormats[] = {MxFormat::kMxfp8E4m3, MxFormat::kMxfp8E5m2,
                                     MxFormat::kMxfp6E2m3, MxFormat::kMxfp6E3m2,
                                     MxFormat::kMxfp4,     MxFormat::kNvfp4};
-constexpr Nvfp4Arithmetic kAllArithmetics[] = {Nvfp4Arithmetic::kExact,
-                                                Nvfp4Arithmetic::kF32Quotient};
+constexpr Nvfp4Arithmetic kAllArithmetics[] = {
+    Nvfp4Arithmetic::kExact, Nvfp4Arithmetic::kF32Quotient, Nvfp4Arithmetic::kTorchao,
+    Nvfp4Arithmetic::kModelOpt};
 constexpr ScaleMode kAllModes[] = {ScaleMode::kFloor, ScaleMode::kRceil,
                                    ScaleMode::kCeil, ScaleMode::kEven};
 constexpr ElementLayout kAllLayouts[] = {
@@ -131,6 +132,10 @@ absl::string_view Nvfp4ArithmeticName(Nvfp4Arithmetic a) {
       return "exact";
     case Nvfp4Arithmetic::kF32Quotient:
       return "f32_quotient";
+    case Nvfp4Arithmetic::kTorchao:
+      return "torchao";
+    case Nvfp4Arithmetic::kModelOpt:
+      return "modelopt";
   }
   return "?";
 }
@@ -350,6 +355,12 @@ absl::StatusOr<MxJob> CheckQuantizeArgs(MxFormat format, Format from,
         scales.size()));
   }
   float tensor_scale = 1.0f;
+  if (static_cast<int>(options.nvfp4_arithmetic) >
+      static_cast<int>(Nvfp4Arithmetic::kModelOpt)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "nvfp4_arithmetic: expected exact, f32_quotient, torchao or modelopt, got %d",
+        static_cast<int>(options.nvfp4_arithmetic)));
+  }
   if (format == MxFormat::kNvfp4) {
     if (!options.tensor_scale) {
       return absl::InvalidArgumentError(

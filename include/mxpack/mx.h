@@ -87,6 +87,15 @@ enum class ScaleMode : uint8_t { kFloor, kRceil, kCeil, kEven };
 enum class Nvfp4Arithmetic : uint8_t {
   kExact,        // "exact": each code rounded once from the exact quotient.
   kF32Quotient,  // "f32_quotient": f32 products and quotients, then encode.
+  // Operation orders of other stacks (scalar path only; NaN blocks as above):
+  // "torchao" (torchao nvfp4_quantize with a tensor scale): scale =
+  //   encode_ue4m3(clamp(f32(f32(amax / 6) / t), 2^-6, 448)), elements =
+  //   encode_e2m1(f32(x * f32(f32(1 / t) / d))).
+  kTorchao,
+  // "modelopt" (ModelOpt NVFP4QTensor): q = f32(amax / f32(6 * t)), 1.0
+  //   where q == 0, scale = encode_ue4m3(clamp(q, 2^-9, 448)); elements =
+  //   encode_e2m1(f32(x / f32(d * t))), +-0 both as code 0x0.
+  kModelOpt,
 };
 
 // Element byte layout of a quantized tensor.

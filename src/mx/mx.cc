@@ -28,8 +28,9 @@ namespace {
 constexpr MxFormat kAllFormats[] = {MxFormat::kMxfp8E4m3, MxFormat::kMxfp8E5m2,
                                     MxFormat::kMxfp6E2m3, MxFormat::kMxfp6E3m2,
                                     MxFormat::kMxfp4,     MxFormat::kNvfp4};
-constexpr Nvfp4Arithmetic kAllArithmetics[] = {Nvfp4Arithmetic::kExact,
-                                                Nvfp4Arithmetic::kF32Quotient};
+constexpr Nvfp4Arithmetic kAllArithmetics[] = {
+    Nvfp4Arithmetic::kExact, Nvfp4Arithmetic::kF32Quotient, Nvfp4Arithmetic::kTorchao,
+    Nvfp4Arithmetic::kModelOpt};
 constexpr ScaleMode kAllModes[] = {ScaleMode::kFloor, ScaleMode::kRceil,
                                    ScaleMode::kCeil, ScaleMode::kEven};
 constexpr ElementLayout kAllLayouts[] = {
@@ -131,6 +132,10 @@ absl::string_view Nvfp4ArithmeticName(Nvfp4Arithmetic a) {
       return "exact";
     case Nvfp4Arithmetic::kF32Quotient:
       return "f32_quotient";
+    case Nvfp4Arithmetic::kTorchao:
+      return "torchao";
+    case Nvfp4Arithmetic::kModelOpt:
+      return "modelopt";
   }
   return "?";
 }
@@ -350,6 +355,12 @@ absl::StatusOr<MxJob> CheckQuantizeArgs(MxFormat format, Format from,
         scales.size()));
   }
   float tensor_scale = 1.0f;
+  if (static_cast<int>(options.nvfp4_arithmetic) >
+      static_cast<int>(Nvfp4Arithmetic::kModelOpt)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "nvfp4_arithmetic: expected exact, f32_quotient, torchao or modelopt, got %d",
+        static_cast<int>(options.nvfp4_arithmetic)));
+  }
   if (format == MxFormat::kNvfp4) {
     if (!options.tensor_scale) {
       return absl::InvalidArgumentError(
@@ -495,7 +506,9 @@ absl::Status CheckView(const MxTensorView& q) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "tensor_scale: expected a finite value > 0, got %g", q.tensor_scale));
   }
-  if (q.shape.layout == ElementLayout::kCodes) {
+  // (Every byte is a valid 8-bit code: only narrower codes need the scan.)
+  if (q.shape.layout == ElementLayout::kCodes &&
+      Traits(MxElementFormat(q.shape.format)).bits < 8) {
     const Format elem = MxElementFormat(q.shape.format);
     const uint8_t mask =
         static_cast<uint8_t>((1u << Traits(elem).bits) - 1u);
@@ -507,7 +520,10 @@ absl::Status CheckView(const MxTensorView& q) {
           absl::StrFormat("a %s code", FormatName(elem)));
     }
   }
-  if (q.shape.format == MxFormat::kNvfp4) {
+  // NVFP4: the scale bytes (padding included) hold no sign bit in the
+  // common case, checked at once; else find the first offending block.
+  if (q.shape.format == MxFormat::kNvfp4 &&
+      internal::FirstOutside(q.scales.data(), q.scales.size(), 0x7F) < q.scales.size()) {
     for (size_t r = 0; r < q.shape.rows; ++r) {
       for (size_t k = 0; k < q.shape.blocks_per_row(); ++k) {
         const size_t off = q.shape.ScaleOffset(r, k);
@@ -531,13 +547,9 @@ class RowDecoder {
   RowDecoder(const MxTensorView& q, Impl impl)
       : q_(q), impl_(impl), codes_(q.shape.cols_padded()),
         values_(q.shape.cols_padded()) {
-    // Exact decode tables of the element and scale formats (every code).
-    const Format elem = MxElementFormat(q.shape.format);
+    // Exact decode table of the scale format (every code).
     const Format scale = MxScaleFormat(q.shape.format);
     for (uint32_t c = 0; c < 256; ++c) {
-      elem_lut_[c] = c < (1u << Traits(elem).bits)
-                         ? scalar::DecodeToF32(elem, c)
-                         : 0.0f;  // never read: codes were validated
       scale_lut_[c] = c < 0x80 || scale == Format::kUE8M0
                           ? scalar::DecodeToF32(scale, c)
                           : 0.0f;  // ue4m3 sign bit: rejected by CheckView
@@ -557,14 +569,32 @@ class RowDecoder {
                    absl::MakeSpan(codes_), impl_);
       codes = codes_.data();
     }
-    for (size_t c = 0; c < values_.size(); ++c) values_[c] = elem_lut_[codes[c]];
+    // Exact decode through the dispatched converter (the codes are valid).
+    (void)ConvertArray(MxElementFormat(s.format), Format::kF32, EncodePolicy{},
+                       absl::MakeConstSpan(codes, values_.size()),
+                       absl::MakeSpan(reinterpret_cast<uint8_t*>(values_.data()),
+                                      4 * values_.size()),
+                       {}, impl_);
   }
 
   float element(size_t c) const { return values_[c]; }
+  const float* elements() const { return values_.data(); }
 
   // The block scale of (r, k): MX 2^s (NaN for 0xFF), NVFP4 d = decode(code).
   float scale(size_t r, size_t k) const {
     return scale_lut_[q_.scales[q_.shape.ScaleOffset(r, k)]];
+  }
+
+  // The block scales of row r (ScaleOffset walked incrementally).
+  void Scales(size_t r, float* out) const {
+    const MxShape& s = q_.shape;
+    const size_t bpr = s.blocks_per_row();
+    if (s.scale_layout == ScaleLayout::kLinear) {
+      for (size_t k = 0; k < bpr; ++k) out[k] = scale_lut_[q_.scales[r * bpr + k]];
+      return;
+    }
+    const uint8_t* base = q_.scales.data() + s.ScaleOffset(r, 0);
+    for (size_t k = 0; k < bpr; ++k) out[k] = scale_lut_[base[(k / 4) * 512 + k % 4]];
   }
 
  private:
@@ -572,9 +602,52 @@ class RowDecoder {
   Impl impl_;
   std::vector<uint8_t> codes_;
   std::vector<float> values_;
-  float elem_lut_[256];
   float scale_lut_[256];
 };
+
+// out = v * d[k] for the `nb` whole MX blocks k of kBlock elements, as f32
+// bytes, NaN as 0x7FFFFFFF (fixed trip counts, so the compiler vectorizes
+// each block).
+template <size_t kBlock>
+void ScaleMxBlocks(const float* __restrict v, const float* __restrict d, size_t nb,
+                   uint8_t* __restrict out) {
+  for (size_t k = 0; k < nb; ++k) {
+    const float dk = d[k];
+    const float* vk = v + k * kBlock;
+    float y[kBlock];
+    int32_t b[kBlock];
+    for (size_t i = 0; i < kBlock; ++i) y[i] = vk[i] * dk;
+    std::memcpy(b, y, sizeof(y));
+    for (size_t i = 0; i < kBlock; ++i) {
+      const int32_t nan = -static_cast<int32_t>((b[i] & 0x7FFFFFFF) > 0x7F800000);
+      b[i] = (b[i] & ~nan) | (0x7FFFFFFF & nan);
+    }
+    std::memcpy(out + k * kBlock * 4, b, sizeof(b));
+  }
+}
+
+// out[i] = v[i] * ds[i] (MX) or (v[i] * ds[i]) * t (NVFP4) as f32 bytes,
+// NaN as 0x7FFFFFFF: element-wise, so that the compiler vectorizes it.
+template <bool kNvfp4>
+void ScaleRowT(const float* __restrict v, const float* __restrict ds, size_t n, float t,
+               uint8_t* __restrict out) {
+  constexpr size_t kStep = 64;
+  for (size_t i0 = 0; i0 < n; i0 += kStep) {
+    const size_t m = std::min(kStep, n - i0);
+    float y[kStep];
+    int32_t b[kStep];
+    for (size_t i = 0; i < m; ++i) {
+      y[i] = kNvfp4 ? (v[i0 + i] * ds[i0 + i]) * t : v[i0 + i] * ds[i0 + i];
+    }
+    std::memcpy(b, y, m * 4);
+    // NaN (|bits| above Inf's) -> 0x7FFFFFFF, as integer selects.
+    for (size_t i = 0; i < m; ++i) {
+      const int32_t nan = -static_cast<int32_t>((b[i] & 0x7FFFFFFF) > 0x7F800000);
+      b[i] = (b[i] & ~nan) | (0x7FFFFFFF & nan);
+    }
+    std::memcpy(out + i0 * 4, b, m * 4);
+  }
+}
 
 }  // namespace
 
@@ -597,41 +670,48 @@ absl::Status DequantizeMx(const MxTensorView& q, Format to,
   RowDecoder dec(q, impl);
   const bool nvfp4 = s.format == MxFormat::kNvfp4;
   std::vector<float> row32(s.cols);
+  std::vector<float> scales(s.blocks_per_row());
+  std::vector<float> per_elem(s.cols_padded());  // each element's block scale
   EncodePolicy rn_nosat;
   rn_nosat.saturation = Saturation::kNoSat;
   for (size_t r = 0; r < s.rows; ++r) {
     dec.Load(r);
     uint8_t* dst = out.data() + r * s.cols * out_bytes;
-    // Per block: the scale once, then a multiply per element.
-    for (size_t k = 0; k < s.blocks_per_row(); ++k) {
+    if (to != Format::kF64) {
+      // MX: e * 2^s in f32 is exact or beyond f32 range (+-Inf); NVFP4:
+      // (e * d) exact, then one rounding by * t. f32 goes straight to out.
+      dec.Scales(r, scales.data());
+      for (size_t k = nvfp4 ? 0 : s.cols / 32; k < s.blocks_per_row(); ++k) {
+        std::fill_n(per_elem.begin() + static_cast<ptrdiff_t>(k * s.block()), s.block(),
+                    scales[k]);
+      }
+      uint8_t* row_out = to == Format::kF32 ? dst : reinterpret_cast<uint8_t*>(row32.data());
+      const size_t whole = nvfp4 ? 0 : s.cols / 32;  // MX: whole blocks by block
+      if (!nvfp4) ScaleMxBlocks<32>(dec.elements(), scales.data(), whole, row_out);
+      const size_t c0 = whole * s.block();
+      if (nvfp4) {
+        ScaleRowT<true>(dec.elements(), per_elem.data(), s.cols, q.tensor_scale, row_out);
+      } else if (c0 < s.cols) {
+        ScaleRowT<false>(dec.elements() + c0, per_elem.data() + c0, s.cols - c0,
+                         q.tensor_scale, row_out + c0 * 4);
+      }
+    }
+    // f64: per block, the scale once, then an exact multiply per element.
+    for (size_t k = 0; to == Format::kF64 && k < s.blocks_per_row(); ++k) {
       const size_t c0 = k * s.block(), c1 = std::min(s.cols, c0 + s.block());
       const float d = dec.scale(r, k);  // MX 2^s (NaN for 0xFF), NVFP4 decode
-      if (to == Format::kF64) {
-        const double x = nvfp4 ? static_cast<double>(d) * q.tensor_scale : d;
-        for (size_t c = c0; c < c1; ++c) {
-          const double v = static_cast<double>(dec.element(c)) * x;  // exact
-          std::memcpy(dst + c * 8, &v, 8);
-        }
-        continue;
-      }
+      const double x = nvfp4 ? static_cast<double>(d) * q.tensor_scale : d;
       for (size_t c = c0; c < c1; ++c) {
-        // MX: e * 2^s in f32 is exact or beyond f32 range (+-Inf); NVFP4:
-        // (e * d) exact, then one rounding by * t.
-        const float v = nvfp4 ? (dec.element(c) * d) * q.tensor_scale
-                              : dec.element(c) * d;
-        row32[c] = std::isnan(v) ? scalar::F32FromBits(0x7FFFFFFFu) : v;
+        const double v = static_cast<double>(dec.element(c)) * x;  // exact
+        std::memcpy(dst + c * 8, &v, 8);
       }
     }
-    if (to == Format::kF64) continue;
-    const absl::Span<const uint8_t> src(
-        reinterpret_cast<const uint8_t*>(row32.data()), s.cols * 4);
-    if (to == Format::kF32) {
-      std::memcpy(dst, src.data(), src.size());
-    } else {
-      // One rn rounding of the f32 value (MX: the exact value); overflow Inf.
-      (void)ConvertArray(Format::kF32, to, rn_nosat, src,
-                         absl::MakeSpan(dst, s.cols * out_bytes), {}, impl);
-    }
+    if (to == Format::kF64 || to == Format::kF32) continue;
+    // One rn rounding of the f32 value (MX: the exact value); overflow Inf.
+    (void)ConvertArray(Format::kF32, to, rn_nosat,
+                       absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(row32.data()),
+                                           s.cols * 4),
+                       absl::MakeSpan(dst, s.cols * out_bytes), {}, impl);
   }
   return absl::OkStatus();
 }

@@ -16,6 +16,10 @@
 
 namespace mxpack::internal {
 
+// Blocks per chunk of the SIMD quantizer (src/mx/quantize-inl.h): an
+// L1-sized piece of the input (MX: 4096 elements, NVFP4: 2048).
+inline constexpr size_t kMxChunkBlocks = 128;
+
 // A validated QuantizeMxRows call.
 struct MxJob {
   MxShape shape;

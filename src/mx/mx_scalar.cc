@@ -1,6 +1,7 @@
 // Scalar reference of MX / NVFP4 block quantization (include/mxpack/mx.h):
 // a direct, unoptimized evaluation of the documented formulas. The SIMD path
 // (src/mx/quantize.cc) is tested against it, never the other way round.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -66,10 +67,25 @@ uint8_t Nvfp4ScaleCode(ScaleMode mode, float amax_block, float tensor_scale,
       p.rounding = Rounding::kRN;
       break;
   }
-  if (arithmetic == Nvfp4Arithmetic::kF32Quotient) {
-    const float denom = 6.0f * tensor_scale;  // rounded to f32
-    const float q = amax_block / denom;       // rounded to f32
-    return static_cast<uint8_t>(EncodeF32(q, Format::kUE4M3, p));
+  switch (arithmetic) {
+    case Nvfp4Arithmetic::kExact:
+      break;
+    case Nvfp4Arithmetic::kF32Quotient: {
+      const float denom = 6.0f * tensor_scale;  // rounded to f32
+      const float q = amax_block / denom;       // rounded to f32
+      return static_cast<uint8_t>(EncodeF32(q, Format::kUE4M3, p));
+    }
+    case Nvfp4Arithmetic::kTorchao: {
+      const float q = (amax_block / 6.0f) / tensor_scale;  // each rounded to f32
+      const float c = std::min(std::max(q, 0x1p-6f), 448.0f);
+      return static_cast<uint8_t>(EncodeF32(c, Format::kUE4M3, p));
+    }
+    case Nvfp4Arithmetic::kModelOpt: {
+      float q = amax_block / (6.0f * tensor_scale);  // each rounded to f32
+      if (q == 0.0f) q = 1.0f;
+      const float c = std::min(std::max(q, 0x1p-9f), 448.0f);
+      return static_cast<uint8_t>(EncodeF32(c, Format::kUE4M3, p));
+    }
   }
   // 6 * t is exact in f64 (26 significant bits). The f64 quotient of a
   // 24-bit by a 26-bit significand is either exact or at least 2^-32
@@ -86,10 +102,23 @@ uint8_t Nvfp4ElementCode(float x, uint8_t scale_code, float tensor_scale,
                          Nvfp4Arithmetic arithmetic) {
   const EncodePolicy rn_sat;  // rn, satfinite
   const float d = DecodeToF32(Format::kUE4M3, scale_code);
-  if (arithmetic == Nvfp4Arithmetic::kF32Quotient) {
-    const float p = d * tensor_scale;  // rounded to f32
-    const float y = p == 0.0f ? x * 0.0f : x / p;  // rounded to f32
-    return static_cast<uint8_t>(EncodeF32(y, Format::kE2M1, rn_sat));
+  switch (arithmetic) {
+    case Nvfp4Arithmetic::kExact:
+      break;
+    case Nvfp4Arithmetic::kF32Quotient: {
+      const float p = d * tensor_scale;  // rounded to f32
+      const float y = p == 0.0f ? x * 0.0f : x / p;  // rounded to f32
+      return static_cast<uint8_t>(EncodeF32(y, Format::kE2M1, rn_sat));
+    }
+    case Nvfp4Arithmetic::kTorchao: {
+      const float r = (1.0f / tensor_scale) / d;  // each rounded to f32
+      return static_cast<uint8_t>(EncodeF32(x * r, Format::kE2M1, rn_sat));
+    }
+    case Nvfp4Arithmetic::kModelOpt: {
+      const float y = x / (d * tensor_scale);  // each rounded to f32
+      // Its sign bit comes from y < 0, so -0 encodes as +0.
+      return y == 0.0f ? 0 : static_cast<uint8_t>(EncodeF32(y, Format::kE2M1, rn_sat));
+    }
   }
   // d * t is exact in f64 (4 + 24 significant bits); as in Nvfp4ScaleCode,
   // the f64 quotient of x (24 bits) by it is exact or at least 2^-31

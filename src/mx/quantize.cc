@@ -78,6 +78,11 @@ const float* Ue4m3Table() {
 
 void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
   const MxShape& s = job.shape;
+  // Other stacks' NVFP4 operation orders run on the scalar reference.
+  if (s.format == MxFormat::kNvfp4 && job.arithmetic != Nvfp4Arithmetic::kExact &&
+      job.arithmetic != Nvfp4Arithmetic::kF32Quotient) {
+    return QuantizeMxRowsScalar(job);
+  }
   const size_t block = s.block();
   const size_t bpr = s.blocks_per_row();
   const size_t src_bytes = static_cast<size_t>(Traits(job.from).storage_bytes);

@@ -101,12 +101,37 @@ TEST(MxScaleLayout, RelayoutBothDirectionsAndQuantizerAgree) {
 // Dequantization and statistics.
 
 TEST(MxDequantize, EqualsExactValueRoundedOnce) {
+  // Every format (GPU and codes layouts, both scale layouts), ragged and
+  // whole-block rows, every target and the scalar path.
+  struct Case {
+    MxFormat f;
+    ElementLayout layout;
+    ScaleLayout sl;
+    size_t cols;
+    int64_t impl;
+  };
+  std::vector<int64_t> impls = AvailableTargets();
+  impls.push_back(Impl::kScalar);
+  std::vector<Case> cases;
   for (MxFormat f : kFormats) {
+    for (ElementLayout layout : LayoutsOf(f)) {
+      for (ScaleLayout sl : {ScaleLayout::kLinear, ScaleLayout::kTcgen05}) {
+        for (size_t cols : {size_t{50}, size_t{128}}) {
+          for (int64_t impl : impls) cases.push_back({f, layout, sl, cols, impl});
+        }
+      }
+    }
+  }
+  for (const Case& dc : cases) {
+    const MxFormat f = dc.f;
+    const ElementLayout layout = dc.layout;
+    const ScaleLayout sl = dc.sl;
+    const size_t cols = dc.cols;
+    const int64_t impl = dc.impl;
     MxOptions o;
-    if (Traits(MxElementFormat(f)).bits == 4) o.layout = ElementLayout::kB4x16P64;
-    if (Traits(MxElementFormat(f)).bits == 6) o.layout = ElementLayout::kB6x16P32;
-    o.scale_layout = ScaleLayout::kTcgen05;
-    const size_t rows = 3, cols = 50;
+    o.layout = layout;
+    o.scale_layout = sl;
+    const size_t rows = 3;
     std::vector<float> x = RandomTensor(rows * cols, 77, true);
     x[7] = 3.0e38f;  // large scale: e * 2^s may pass f32 range for e4m3
     absl::StatusOr<MxTensor> q =
@@ -117,7 +142,7 @@ TEST(MxDequantize, EqualsExactValueRoundedOnce) {
     for (Format to : {Format::kF64, Format::kF32, Format::kBF16, Format::kF16}) {
       const size_t ob = static_cast<size_t>(Traits(to).storage_bytes);
       std::vector<uint8_t> out(rows * cols * ob);
-      ASSERT_TRUE(DequantizeMx(View(*q), to, absl::MakeSpan(out)).ok());
+      ASSERT_TRUE(DequantizeMx(View(*q), to, absl::MakeSpan(out), Impl{impl}).ok());
       for (size_t r = 0; r < rows; ++r) {
         const size_t rb = q->shape.element_row_bytes();
         const auto row = absl::MakeConstSpan(q->elements).subspan(r * rb, rb);
@@ -159,8 +184,9 @@ TEST(MxDequantize, EqualsExactValueRoundedOnce) {
             }
             continue;
           }
-          ASSERT_EQ(got, want) << MxFormatName(f) << " to " << FormatName(to)
-                               << " r" << r << " c" << c;
+          ASSERT_EQ(got, want) << MxFormatName(f) << " to " << FormatName(to) << " "
+                               << ElementLayoutName(layout) << " " << ScaleLayoutName(sl)
+                               << " " << ImplName(Impl{impl}) << " r" << r << " c" << c;
         }
       }
     }

@@ -148,7 +148,13 @@ TEST(MxIndependent, Nvfp4F32QuotientReferenceEqualsDirectFormulas) {
 // Nvfp4Arithmetic::kExact: single rounding from the exact quotients.
 
 constexpr Nvfp4Arithmetic kArithmetics[] = {Nvfp4Arithmetic::kExact,
-                                            Nvfp4Arithmetic::kF32Quotient};
+                                            Nvfp4Arithmetic::kF32Quotient,
+                                            Nvfp4Arithmetic::kTorchao,
+                                            Nvfp4Arithmetic::kModelOpt};
+// The two arithmetics of docs/semantics.md section 5's formulas (the stack
+// orders clamp the scale: no zero scale).
+constexpr Nvfp4Arithmetic kCoreArithmetics[] = {Nvfp4Arithmetic::kExact,
+                                                Nvfp4Arithmetic::kF32Quotient};
 
 double Ue4m3(int code) { return scalar::ToDouble(Format::kUE4M3, static_cast<uint64_t>(code)); }
 
@@ -227,7 +233,7 @@ TEST(MxNvfp4, SingleRoundingGoldenEveryTarget) {
   std::vector<int64_t> impls = AvailableTargets();
   impls.push_back(Impl::kScalar);
   for (int64_t target : impls) {
-    for (Nvfp4Arithmetic ar : kArithmetics) {
+    for (Nvfp4Arithmetic ar : kCoreArithmetics) {
       const MxTensor q = QuantizeNvfp4(x, 1, 16, t, ScaleMode::kEven, ar, Impl{target});
       ASSERT_EQ(q.scales.size(), 1u);
       EXPECT_EQ(q.scales[0], 0x44) << ImplName(Impl{target});
@@ -252,7 +258,7 @@ TEST(MxNvfp4, ZeroScaleBlocksEncodeTimesZeroEveryTarget) {
   std::vector<int64_t> impls = AvailableTargets();
   impls.push_back(Impl::kScalar);
   for (int64_t target : impls) {
-    for (Nvfp4Arithmetic ar : kArithmetics) {
+    for (Nvfp4Arithmetic ar : kCoreArithmetics) {
       const MxTensor q = QuantizeNvfp4(x, 2, 16, 1.0f, ScaleMode::kEven, ar, Impl{target});
       const std::string what = ImplName(Impl{target}) + " " + std::string(Nvfp4ArithmeticName(ar));
       ASSERT_EQ(q.scales, std::vector<uint8_t>({0, 0})) << what;
@@ -450,6 +456,56 @@ TEST(MxNvfp4, EveryArithmeticEveryTargetEqualsScalar) {
         }
       }
     }
+  }
+}
+
+
+TEST(MxNvfp4, StackOrdersMatchPeerGoldensEveryTarget) {
+  // Golden bytes from torchao 0.18 nvfp4_quantize(x, 16, per_tensor_scale=t)
+  // and ModelOpt 0.47 NVFP4QTensor.quantize(x, 16, None, t) (PyTorch path),
+  // x: 2 x 32 f32 (0.3 * randn, seed 0, with +-0 and a zero block), t =
+  // amax / 2688 = f32 bits 0x3A73CF3D. They differ in the zero block's scale
+  // (torchao clamps to 2^-6: 0x08; ModelOpt replaces 0 by 1.0: 0x38) and in
+  // -0 (torchao 0x8, ModelOpt 0x0).
+  static constexpr uint32_t kX[64] = {
+      0xBEACEDD3u, 0xBEB100A6u, 0xBD99F49Bu, 0x00000000u, 0x80000000u, 0x3E5495D1u,
+      0xBDC22883u, 0xBF2272E8u, 0x3DC60177u, 0xBEC20C59u, 0x3DD70799u, 0x3DBD5147u,
+      0x3D1342E1u, 0x3EBE1AB1u, 0x3EAB8978u, 0xBD97ED7Eu, 0xBECFC483u, 0xBF023F5Eu,
+      0x3E2E1338u, 0x3E73C40Au, 0x40200000u, 0xBFE00000u, 0xBDD1BB59u, 0x3F0E4F96u,
+      0x3E66754Eu, 0xBE33DD67u, 0xBD5511E7u, 0x3D61752Cu, 0x3ED5681Au, 0x3EF3A934u,
+      0x3E9159F8u, 0xBE8196B9u, 0x00000000u, 0x00000000u, 0x00000000u, 0x00000000u,
+      0x00000000u, 0x80000000u, 0x00000000u, 0x00000000u, 0x00000000u, 0x00000000u,
+      0x00000000u, 0x00000000u, 0x00000000u, 0x00000000u, 0x00000000u, 0x00000000u,
+      0xBE4EC5F3u, 0x3E86111Fu, 0x3EA21A58u, 0x3D5A88CDu, 0xBD8D84A4u, 0xBDF0B1A4u,
+      0x3E26E670u, 0xBDF2C8E9u, 0xBE0913F3u, 0x3E64902Cu, 0x3EE99F5Au, 0x3F82F69Bu,
+      0xBEEB309Fu, 0xBEBD902Au, 0x3F0BC142u, 0xBE296DFCu,
+  };
+  static constexpr uint8_t kTorchaoCodes[64] = {
+      0xD, 0xD, 0x9, 0x0, 0x8, 0x4, 0xA, 0xF, 0x2, 0xE, 0x2, 0x2, 0x1, 0x6, 0x5, 0x9,
+      0xA, 0xA, 0x1, 0x1, 0x7, 0xE, 0x8, 0x3, 0x1, 0x9, 0x8, 0x0, 0x2, 0x2, 0x1, 0x9,
+      0x0, 0x0, 0x0, 0x0, 0x0, 0x8, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+      0xA, 0x3, 0x4, 0x1, 0x9, 0x9, 0x2, 0x9, 0xA, 0x3, 0x5, 0x7, 0xD, 0xC, 0x5, 0xA,
+  };
+  static constexpr uint8_t kModelOptCodes[64] = {
+      0xD, 0xD, 0x9, 0x0, 0x0, 0x4, 0xA, 0xF, 0x2, 0xE, 0x2, 0x2, 0x1, 0x6, 0x5, 0x9,
+      0xA, 0xA, 0x1, 0x1, 0x7, 0xE, 0x8, 0x3, 0x1, 0x9, 0x8, 0x0, 0x2, 0x2, 0x1, 0x9,
+      0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+      0xA, 0x3, 0x4, 0x1, 0x9, 0x9, 0x2, 0x9, 0xA, 0x3, 0x5, 0x7, 0xD, 0xC, 0x5, 0xA,
+  };
+  std::vector<float> x(64);
+  for (size_t i = 0; i < 64; ++i) x[i] = F32FromBits(kX[i]);
+  const float t = F32FromBits(0x3A73CF3Du);
+  std::vector<int64_t> impls = AvailableTargets();
+  impls.push_back(Impl::kScalar);
+  for (int64_t target : impls) {
+    const MxTensor ta =
+        QuantizeNvfp4(x, 2, 32, t, ScaleMode::kEven, Nvfp4Arithmetic::kTorchao, Impl{target});
+    EXPECT_EQ(ta.scales, std::vector<uint8_t>({0x6E, 0x7E, 0x08, 0x73})) << ImplName(Impl{target});
+    EXPECT_EQ(ta.elements, std::vector<uint8_t>(kTorchaoCodes, kTorchaoCodes + 64));
+    const MxTensor mo =
+        QuantizeNvfp4(x, 2, 32, t, ScaleMode::kEven, Nvfp4Arithmetic::kModelOpt, Impl{target});
+    EXPECT_EQ(mo.scales, std::vector<uint8_t>({0x6E, 0x7E, 0x38, 0x73})) << ImplName(Impl{target});
+    EXPECT_EQ(mo.elements, std::vector<uint8_t>(kModelOptCodes, kModelOptCodes + 64));
   }
 }
 

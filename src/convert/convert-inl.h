@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "hwy/highway.h"
+#include "src/convert/decode_table.h"
 #include "src/format/codec-inl.h"
 #include "src/format/convert_params.h"
 #include "src/util/lanes-inl.h"
@@ -163,6 +164,54 @@ MXPACK_FP16_TARGET HWY_NOINLINE void Fp16EncodeF32Array(const uint8_t* HWY_RESTR
 }
 #endif
 
+// kSrc elements at p as f32 bits in u32 lanes (exact): f16 through vcvtph2ps
+// where F16C exists (exact, keeps subnormals and NaN, ignores DAZ), else
+// WideSource's integer-lane widening.
+template <internal::SrcKind kSrc, class DU>
+HWY_INLINE hn::Vec<DU> LoadAsF32(DU du, const uint8_t* p) {
+#ifdef MXPACK_HAVE_F16C_DECODE
+  if constexpr (kSrc == internal::SrcKind::kF16) {
+    const hn::Rebind<uint16_t, DU> d16;
+    const hn::Rebind<hwy::float16_t, DU> dh;
+    const hn::RebindToFloat<DU> df;
+    const auto h = hn::LoadU(d16, reinterpret_cast<const uint16_t*>(p));
+    return hn::BitCast(du, hn::PromoteTo(df, hn::BitCast(dh, h)));
+  }
+#endif
+  return WideSource<kSrc>::Load(du, p);
+}
+
+// f16 -> bf16 rn: every f16 is a normal bf16 or zero after one rounding, so
+// the f32 image x (exact) rounds by one integer add,
+//   bf16 = (x + 0x7FFF + bit 16 of x) >> 16   (ties to even; no overflow:
+// f16 max 65504 = 0x477FE000), and only Inf (satfinite: max finite), NaN
+// (canonical 0x7FFF) and relu need lane selects (docs/semantics.md section 1).
+template <bool kSatFinite, bool kRelu>
+HWY_NOINLINE void F16ToBF16Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                 size_t n) {
+  const hn::ScalableTag<uint32_t> du;
+  const hn::RebindToSigned<decltype(du)> di;
+  const size_t N = hn::Lanes(du);
+  const auto one = [du, di](hn::Vec<decltype(du)> x) {
+    const auto a = hn::And(x, hn::Set(du, 0x7FFFFFFFu));
+    const auto is_nan = hn::RebindMask(du, hn::Gt(hn::BitCast(di, a), hn::Set(di, 0x7F800000)));
+    auto r = hn::ShiftRight<16>(
+        hn::Add(hn::Add(x, hn::Set(du, 0x7FFFu)), hn::And(hn::ShiftRight<16>(x), hn::Set(du, 1u))));
+    if constexpr (kSatFinite) {
+      r = hn::IfThenElse(hn::Eq(a, hn::Set(du, 0x7F800000u)),
+                         hn::Or(hn::Set(du, 0x7F7Fu), hn::And(r, hn::Set(du, 0x8000u))), r);
+    }
+    if constexpr (kRelu) {
+      r = hn::IfThenZeroElse(hn::RebindMask(du, hn::Lt(hn::BitCast(di, x), hn::Zero(di))), r);
+    }
+    return hn::IfThenElse(is_nan, hn::Set(du, 0x7FFFu), r);
+  };
+  ForEachStep<2, 2, 2>(du, in, out, n, [du, N, &one](const uint8_t* src, uint8_t* dst) {
+    StoreHalves2(du, one(LoadAsF32<internal::SrcKind::kF16>(du, src)),
+                 one(LoadAsF32<internal::SrcKind::kF16>(du, src + 2 * N)), dst);
+  });
+}
+
 // f32/f16/bf16 -> kTo (rn, compile-time saturation and relu).
 template <internal::SrcKind kSrc, Format kTo, bool kSatFinite, bool kRelu>
 void FastEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, size_t n) {
@@ -171,6 +220,9 @@ void FastEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, 
   const hn::ScalableTag<uint32_t> du;
   const size_t N = hn::Lanes(du);
   constexpr size_t kIn = Src::kBytes;
+  if constexpr (kSrc == internal::SrcKind::kF16 && kTo == Format::kBF16) {
+    return F16ToBF16Array<kSatFinite, kRelu>(in, out, n);
+  }
 #ifdef MXPACK_HAVE_FP16_HALF_ENCODE
   // AVX512-FP16 CPUs: one f16 rounding (Fp16EncodeHalf) for every source
   // but f32 into RangeEncodeF32's formats (fewer operations; F16cEncodeArray).
@@ -351,13 +403,219 @@ HWY_INLINE bool TryFastDecode(Format to, const uint8_t* in, uint8_t* out, size_t
   }
 }
 
+#if HWY_TARGET == HWY_AVX3_DL
+// Narrow -> bf16 / f16 (relu or not) by byte permutes over the scalar
+// reference's table (decode_table.h), 64 codes per step. Each output byte
+// plane is a 256-entry table held in four zmm; vpermi2b looks up the low 7
+// bits of a code in two of them (128 entries), and for 8-bit codes the top
+// bit picks between the two halves. Codes of at most 6 bits (fp4/fp6) need
+// one vpermb per plane, 7-bit codes (ue4m3) one vpermi2b. unpacklo/hi_epi8
+// then interleave the planes into u16 per 128-bit block, so the codes are
+// first permuted to the order that makes the stores come out in sequence:
+//   block k of the permuted codes = codes 8k..8k+7, then 32+8k..32+8k+7.
+template <int kCodeBits>
+HWY_NOINLINE void TableDecode16Array(const internal::DecodeTable16& tab,
+                                     const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                     size_t n) {
+  const hn::Full512<uint8_t> d8;
+  __m512i lo[4], hi[4];
+  for (int j = 0; j < 4; ++j) {
+    lo[j] = _mm512_load_si512(tab.lo + 64 * j);
+    hi[j] = _mm512_load_si512(tab.hi + 64 * j);
+  }
+  alignas(64) static constexpr uint8_t kOrder[64] = {
+      0,  1,  2,  3,  4,  5,  6,  7,  32, 33, 34, 35, 36, 37, 38, 39,
+      8,  9,  10, 11, 12, 13, 14, 15, 40, 41, 42, 43, 44, 45, 46, 47,
+      16, 17, 18, 19, 20, 21, 22, 23, 48, 49, 50, 51, 52, 53, 54, 55,
+      24, 25, 26, 27, 28, 29, 30, 31, 56, 57, 58, 59, 60, 61, 62, 63};
+  const __m512i order = _mm512_load_si512(kOrder);
+  const auto plane = [](const __m512i* t, __m512i c) {
+    if constexpr (kCodeBits <= 6) {
+      return _mm512_permutexvar_epi8(c, t[0]);
+    } else if constexpr (kCodeBits == 7) {
+      return _mm512_permutex2var_epi8(t[0], c, t[1]);
+    } else {
+      return _mm512_mask_blend_epi8(_mm512_movepi8_mask(c), _mm512_permutex2var_epi8(t[0], c, t[1]),
+                                    _mm512_permutex2var_epi8(t[2], c, t[3]));
+    }
+  };
+  ForEachStep<1, 2, 1>(d8, in, out, n, [&](const uint8_t* src, uint8_t* dst) {
+    const __m512i c = _mm512_permutexvar_epi8(order, _mm512_loadu_si512(src));
+    const __m512i l = plane(lo, c), h = plane(hi, c);
+    _mm512_storeu_si512(dst, _mm512_unpacklo_epi8(l, h));
+    _mm512_storeu_si512(dst + 64, _mm512_unpackhi_epi8(l, h));
+  });
+}
+
+// Runs TableDecode16Array for `from` -> kBF16 / kF16; false for other pairs.
+HWY_INLINE bool TryTableDecode16(Format from, Format to, bool relu, const uint8_t* in,
+                                 uint8_t* out, size_t n) {
+  if (to != Format::kBF16 && to != Format::kF16) return false;
+  if (from == Format::kUE8M0 && to == Format::kF16) return false;  // rejected earlier
+  // e5m2 -> f16 without relu is one shift (FastDecodeArray).
+  if (from == Format::kE5M2 && to == Format::kF16 && !relu) return false;
+  const internal::DecodeTable16& tab = internal::NarrowDecodeTable16(from, to, relu);
+  switch (from) {
+    case Format::kE2M1:
+    case Format::kE2M3:
+    case Format::kE3M2: TableDecode16Array<6>(tab, in, out, n); return true;
+    case Format::kUE4M3: TableDecode16Array<7>(tab, in, out, n); return true;
+    case Format::kE4M3:
+    case Format::kE5M2:
+    case Format::kUE8M0: TableDecode16Array<8>(tab, in, out, n); return true;
+    default: return false;
+  }
+}
+#endif
+
+// f16 / bf16 -> f32 (exact; relu; NaN -> 0x7FFFFFFF, docs/semantics.md
+// section 1). f16 goes through vcvtph2ps where F16C exists (exact, keeps
+// subnormals, ignores DAZ), otherwise through the integer-lane widening.
+template <internal::SrcKind kSrc, bool kRelu>
+HWY_NOINLINE void WidenToF32Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                  size_t n) {
+  const hn::ScalableTag<uint32_t> du;
+  const hn::RebindToSigned<decltype(du)> di;
+  ForEachStep<2, 4, 1>(du, in, out, n, [du, di](const uint8_t* src, uint8_t* dst) {
+    hn::Vec<decltype(du)> x = LoadAsF32<kSrc>(du, src);
+    // |x| > Inf as signed: NaN (|x| < 2^31).
+    const auto is_nan = hn::RebindMask(
+        du, hn::Gt(hn::BitCast(di, hn::And(x, hn::Set(du, 0x7FFFFFFFu))), hn::Set(di, 0x7F800000)));
+    if constexpr (kRelu) {
+      x = hn::IfThenZeroElse(hn::RebindMask(du, hn::Lt(hn::BitCast(di, x), hn::Zero(di))), x);
+    }
+    hn::StoreU(hn::IfThenElse(is_nan, hn::Set(du, 0x7FFFFFFFu), x), du,
+               reinterpret_cast<uint32_t*>(dst));
+  });
+}
+
+template <internal::SrcKind kSrc>
+HWY_INLINE void WidenToF32(bool relu, const uint8_t* in, uint8_t* out, size_t n) {
+  if (relu) {
+    WidenToF32Array<kSrc, true>(in, out, n);
+  } else {
+    WidenToF32Array<kSrc, false>(in, out, n);
+  }
+}
+
+// f32 / f16 / bf16 -> ue8m0 under rz (floor to a power of two: the f32
+// exponent field) or rp (+1 when the fraction is non-zero), the vector form
+// of ConvertCodec::Encode's ue8m0 branch with the policy at compile time
+// (docs/semantics.md section 1): f32 subnormals give 0x00, or under rp 0x01
+// above 2^-127; Inf and a carry into 0xFF overflow to 0xFE (satfinite) or
+// 0xFF; NaN gives 0xFF; the sign is ignored.
+template <internal::SrcKind kSrc, bool kRP, bool kSatFinite>
+HWY_NOINLINE void UE8M0EncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                   size_t n) {
+  const hn::ScalableTag<uint32_t> du;
+  const hn::RebindToSigned<decltype(du)> di;
+  const size_t N = hn::Lanes(du);
+  constexpr size_t kIn = WideSource<kSrc>::kBytes;
+  const auto one = [du, di](hn::Vec<decltype(du)> x) {
+    const auto a = hn::And(x, hn::Set(du, 0x7FFFFFFFu));
+    auto code = hn::ShiftRight<23>(a);
+    if constexpr (kRP) {
+      const auto frac = hn::And(a, hn::Set(du, 0x7FFFFFu));
+      code = hn::Add(code, hn::IfThenElseZero(hn::Ne(frac, hn::Zero(du)), hn::Set(du, 1u)));
+      // Subnormals: (2^-127, 2^-126) -> 0x01, else 0x00.
+      const auto sub = hn::IfThenElseZero(
+          hn::RebindMask(du, hn::Gt(hn::BitCast(di, a), hn::Set(di, 0x00400000))), hn::Set(du, 1u));
+      code = hn::IfThenElse(hn::RebindMask(du, hn::Lt(hn::BitCast(di, a), hn::Set(di, 0x00800000))),
+                            sub, code);
+    }
+    // |x| >= Inf (Inf, NaN) or a carry into 0xFF: as signed, a >= 0x7F000000
+    // with a non-zero fraction under rp, a >= 0x7F800000 otherwise, is the
+    // same as code >= 0xFF.
+    const auto ovf = hn::RebindMask(du, hn::Gt(hn::BitCast(di, code), hn::Set(di, 0xFE)));
+    const auto is_nan = hn::RebindMask(du, hn::Gt(hn::BitCast(di, a), hn::Set(di, 0x7F800000)));
+    code = hn::IfThenElse(ovf, hn::Set(du, kSatFinite ? 0xFEu : 0xFFu), code);
+    return hn::IfThenElse(is_nan, hn::Set(du, 0xFFu), code);
+  };
+  ForEachStep<kIn, 1, 4>(du, in, out, n, [du, N, &one](const uint8_t* src, uint8_t* dst) {
+    StoreBytes4(du, one(LoadAsF32<kSrc>(du, src)), one(LoadAsF32<kSrc>(du, src + N * kIn)),
+                one(LoadAsF32<kSrc>(du, src + 2 * N * kIn)),
+                one(LoadAsF32<kSrc>(du, src + 3 * N * kIn)), dst);
+  });
+}
+
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR
+// bf16 -> ue8m0 in u16 lanes: UE8M0EncodeArray on the bf16 fields (exponent
+// field bits 14..7, fraction bits 6..0; 2^-127 is 0x0040).
+template <bool kRP, bool kSatFinite>
+HWY_NOINLINE void BF16ToUE8M0Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                   size_t n) {
+  const hn::ScalableTag<uint16_t> d16;
+  const hn::RebindToSigned<decltype(d16)> di16;
+  const size_t N16 = hn::Lanes(d16);
+  const auto one = [d16, di16](hn::Vec<decltype(d16)> h) {
+    const auto a = hn::And(h, hn::Set(d16, uint16_t{0x7FFF}));
+    const auto ai = hn::BitCast(di16, a);
+    auto code = hn::ShiftRight<7>(a);
+    if constexpr (kRP) {
+      const auto frac = hn::And(a, hn::Set(d16, uint16_t{0x7F}));
+      const auto one16 = hn::Set(d16, uint16_t{1});
+      code = hn::Add(code, hn::IfThenElseZero(hn::Ne(frac, hn::Zero(d16)), one16));
+      const auto sub =
+          hn::IfThenElseZero(hn::RebindMask(d16, hn::Gt(ai, hn::Set(di16, int16_t{0x0040}))), one16);
+      code = hn::IfThenElse(hn::RebindMask(d16, hn::Lt(ai, hn::Set(di16, int16_t{0x0080}))), sub,
+                            code);
+    }
+    const auto ovf =
+        hn::RebindMask(d16, hn::Gt(hn::BitCast(di16, code), hn::Set(di16, int16_t{0xFE})));
+    code = hn::IfThenElse(ovf, hn::Set(d16, uint16_t{kSatFinite ? 0xFE : 0xFF}), code);
+    return hn::IfThenElse(hn::RebindMask(d16, hn::Gt(ai, hn::Set(di16, int16_t{0x7F80}))),
+                          hn::Set(d16, uint16_t{0xFF}), code);
+  };
+  ForEachStep<2, 1, 2>(d16, in, out, n, [d16, N16, &one](const uint8_t* src, uint8_t* dst) {
+    const uint16_t* s16 = reinterpret_cast<const uint16_t*>(src);
+    StoreBytes2U16(d16, one(hn::LoadU(d16, s16)), one(hn::LoadU(d16, s16 + N16)), dst);
+  });
+}
+#endif
+
+template <internal::SrcKind kSrc>
+HWY_INLINE bool TryUE8M0Encode(const internal::ConvertParams& p, const uint8_t* in, uint8_t* out,
+                               size_t n) {
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR
+  if constexpr (kSrc == internal::SrcKind::kBF16) {
+    if (p.rounding == Rounding::kRP) {
+      p.satfinite ? BF16ToUE8M0Array<true, true>(in, out, n)
+                  : BF16ToUE8M0Array<true, false>(in, out, n);
+      return true;
+    }
+    if (p.rounding == Rounding::kRZ) {
+      p.satfinite ? BF16ToUE8M0Array<false, true>(in, out, n)
+                  : BF16ToUE8M0Array<false, false>(in, out, n);
+      return true;
+    }
+    return false;
+  }
+#endif
+  if (p.rounding == Rounding::kRP) {
+    p.satfinite ? UE8M0EncodeArray<kSrc, true, true>(in, out, n)
+                : UE8M0EncodeArray<kSrc, true, false>(in, out, n);
+    return true;
+  }
+  if (p.rounding == Rounding::kRZ) {
+    p.satfinite ? UE8M0EncodeArray<kSrc, false, true>(in, out, n)
+                : UE8M0EncodeArray<kSrc, false, false>(in, out, n);
+    return true;
+  }
+  return false;
+}
+
 // Runs a compile-time specialized kernel when one covers p: rn encodes from
 // f32/f16/bf16 (both saturations where legal, with or without relu), and
-// relu-free narrow decodes to f32/bf16/f16.
+// narrow decodes to f32/bf16/f16 (relu too where a table decoder exists), and
+// exact f16/bf16 -> f32.
 HWY_INLINE bool TryFastPath(const internal::ConvertParams& p, const uint8_t* in, uint8_t* out,
                             size_t n) {
   if (p.src == internal::SrcKind::kNarrow) {
-    if (!p.exact || p.relu) return false;
+    if (!p.exact) return false;
+#if HWY_TARGET == HWY_AVX3_DL
+    if (TryTableDecode16(p.from, p.to, p.relu, in, out, n)) return true;
+#endif
+    if (p.relu) return false;
     switch (p.from) {
       case Format::kE2M1: return TryFastDecode<Format::kE2M1>(p.to, in, out, n);
       case Format::kE2M3: return TryFastDecode<Format::kE2M3>(p.to, in, out, n);
@@ -366,6 +624,25 @@ HWY_INLINE bool TryFastPath(const internal::ConvertParams& p, const uint8_t* in,
       case Format::kE5M2: return TryFastDecode<Format::kE5M2>(p.to, in, out, n);
       case Format::kUE8M0: return TryFastDecode<Format::kUE8M0>(p.to, in, out, n);
       case Format::kUE4M3: return TryFastDecode<Format::kUE4M3>(p.to, in, out, n);
+      default: return false;
+    }
+  }
+  if (p.dst == internal::DstKind::kF32) {
+    switch (p.src) {
+      case internal::SrcKind::kF16:
+        WidenToF32<internal::SrcKind::kF16>(p.relu, in, out, n);
+        return true;
+      case internal::SrcKind::kBF16:
+        WidenToF32<internal::SrcKind::kBF16>(p.relu, in, out, n);
+        return true;
+      default: return false;
+    }
+  }
+  if (p.dst == internal::DstKind::kUE8M0) {
+    switch (p.src) {
+      case internal::SrcKind::kF32: return TryUE8M0Encode<internal::SrcKind::kF32>(p, in, out, n);
+      case internal::SrcKind::kF16: return TryUE8M0Encode<internal::SrcKind::kF16>(p, in, out, n);
+      case internal::SrcKind::kBF16: return TryUE8M0Encode<internal::SrcKind::kBF16>(p, in, out, n);
       default: return false;
     }
   }

@@ -88,7 +88,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const size_t n = len * 8 / bits;  // at most what len bytes hold
       const size_t pb = mxpack::PackedBytes(l, n);
       std::vector<uint8_t> src(pb, 0);
-      std::memcpy(src.data(), in, pb < len ? pb : len);
+      // memcpy's pointers must not be null even for 0 bytes (src may be empty).
+      if (pb != 0 && len != 0) std::memcpy(src.data(), in, pb < len ? pb : len);
       if (!mxpack::scalar::Unpack(l, src, {a.data(), n}).ok()) Die("scalar Unpack", "", 0, 0, 0);
       if (!mxpack::Unpack(l, src, {got, n}, impl).ok()) Die("Unpack status", "", 0, 0, 0);
       Same("Unpack", impl, a.data(), got, n);

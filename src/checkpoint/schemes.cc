@@ -17,6 +17,7 @@ const std::vector<const Scheme*>& Schemes() {
   static const std::vector<const Scheme*>* table = new std::vector<const Scheme*>{
       CompressedTensorsScheme(),
       ModelOptScheme(),
+      GptOssScheme(),
       MxpackScheme(),
   };
   return *table;

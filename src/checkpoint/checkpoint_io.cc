@@ -146,6 +146,20 @@ absl::StatusOr<CheckpointSource> OpenCheckpointSource(const std::string& path) {
   return src;
 }
 
+absl::StatusOr<OpenShard> Open(const CheckpointSource& src, const std::string& shard) {
+  const std::string path = src.ShardPath(shard);
+  absl::StatusOr<std::unique_ptr<MappedFile>> f = MappedFile::Open(path);
+  if (!f.ok()) return f.status();
+  OpenShard s;
+  s.file = std::shared_ptr<MappedFile>(std::move(*f));
+  absl::StatusOr<SafetensorsView> v = ParseSafetensors(s.file->bytes());
+  if (!v.ok()) {
+    return absl::Status(v.status().code(), absl::StrCat(path, ": ", v.status().message()));
+  }
+  s.view = *std::move(v);
+  return s;
+}
+
 absl::StatusOr<StagedOutput> StagedOutput::Create(const std::string& final_path,
                                                   bool directory) {
   std::error_code ec;

@@ -5,11 +5,13 @@
 #define MXPACK_SRC_CHECKPOINT_CHECKPOINT_IO_H_
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "mxpack/safetensors.h"
 
 namespace mxpack::internal {
 
@@ -32,6 +34,13 @@ struct CheckpointSource {
 };
 
 absl::StatusOr<CheckpointSource> OpenCheckpointSource(const std::string& path);
+
+// One shard of a source, mapped and parsed (errors name its path).
+struct OpenShard {
+  std::shared_ptr<MappedFile> file;
+  SafetensorsView view;
+};
+absl::StatusOr<OpenShard> Open(const CheckpointSource& src, const std::string& shard);
 
 // Parses model.safetensors.index.json text: {"metadata": {...},
 // "weight_map": {tensor: shard}}; shard names must be relative file names.

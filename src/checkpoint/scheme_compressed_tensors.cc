@@ -279,6 +279,12 @@ class CompressedTensors final : public Scheme {
 
 bool Is(const StTensorInfo* t, StDtype d) { return t != nullptr && t->dtype == d; }
 
+// Same rank and all dimensions but the last equal.
+bool SameLeadingDims(const StTensorInfo& a, const StTensorInfo& b) {
+  return a.shape.size() == b.shape.size() &&
+         std::equal(a.shape.begin(), a.shape.end() - 1, b.shape.begin());
+}
+
 std::vector<FoundQuantized> CompressedTensors::Find(const SafetensorsView& v) const {
   std::vector<FoundQuantized> found;
   for (const StTensorInfo& t : v.tensors) {
@@ -291,7 +297,7 @@ std::vector<FoundQuantized> CompressedTensors::Find(const SafetensorsView& v) co
       base = t.name.substr(0, t.name.size() - 7);
       const StTensorInfo* sc = v.Find(base + "_scale");
       const StTensorInfo* gs = v.Find(base + "_global_scale");
-      if (sc == nullptr || sc->shape.size() != rank) continue;
+      if (sc == nullptr || !SameLeadingDims(*sc, t)) continue;
       q.shape = t.shape;
       q.shape.back() *= 2;
       const uint64_t cols = q.shape.back();
@@ -307,7 +313,7 @@ std::vector<FoundQuantized> CompressedTensors::Find(const SafetensorsView& v) co
       }
     } else if (t.dtype == StDtype::kF8E4M3) {
       const StTensorInfo* sc = v.Find(t.name + "_scale");
-      if (!Is(sc, StDtype::kU8) || sc->shape.size() != rank ||
+      if (!Is(sc, StDtype::kU8) || !SameLeadingDims(*sc, t) ||
           sc->shape.back() * 32 != t.shape.back()) {
         continue;
       }

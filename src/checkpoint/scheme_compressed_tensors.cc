@@ -115,6 +115,8 @@ void CtMxRow(Format w, bool fp8, const uint8_t* in, size_t row, size_t cols,
              uint8_t* elements, uint8_t* scales) {
   const size_t base = row * cols;
   const int offset = fp8 ? 8 : 2;
+  const float min_normal = w == Format::kF16 ? 6.103515625e-05f
+                                             : std::numeric_limits<float>::min();
   for (size_t g = 0; g < cols / 32; ++g) {
     float amax = 0;
     for (size_t k = 0; k < 32; ++k) {
@@ -124,8 +126,10 @@ void CtMxRow(Format w, bool fp8, const uint8_t* in, size_t row, size_t cols,
     scales[g] = code;
     for (size_t k = 0; k < 32; ++k) {
       const size_t i = base + g * 32 + k;
-      const float q = RoundToDtype(
-          w, static_cast<float>(static_cast<double>(LoadAsF32(w, in, i)) / scale));
+      // x / scale is exact in f32 (a power of two) and already has w's
+      // precision unless it falls below w's smallest normal.
+      float q = static_cast<float>(static_cast<double>(LoadAsF32(w, in, i)) / scale);
+      if (w != Format::kF32 && std::fabs(q) < min_normal) q = RoundToDtype(w, q);
       if (fp8) {
         elements[g * 32 + k] =
             static_cast<uint8_t>(EncodeF32(q, Format::kE4M3, kRnSat));

@@ -19,14 +19,15 @@
 
 namespace mxpack::internal {
 using scalar::DecodeToF32;
-using scalar::EncodeF32;
 using scalar::F32Bits;
 using scalar::F32FromBits;
 
 namespace {
 
-constexpr EncodePolicy kRnSat = {Rounding::kRN, Saturation::kSatFinite, false,
-                                 OverflowTie::kEven};
+// Round to nearest even, saturating at 6, the sign bit kept (-0 -> 0x8).
+uint8_t Nibble(float q) {
+  return q == 0.0f ? (std::signbit(q) ? 0x8 : 0x0) : E2m1Nibble(q);
+}
 
 class GptOss final : public Scheme {
  public:
@@ -71,7 +72,8 @@ class GptOss final : public Scheme {
         float amax = 0;
         for (size_t k = 0; k < 32; ++k) {
           const size_t i = (e * in + b * 32 + k) * out + o;  // [e][in][out]
-          x[k] = RoundToDtype(Format::kBF16, LoadAsF32(w, src, i));
+          x[k] = LoadAsF32(w, src, i);
+          if (w != Format::kBF16) x[k] = RoundToDtype(Format::kBF16, x[k]);
           amax = std::max(amax, std::fabs(x[k]));
         }
         const uint32_t r = (F32Bits(amax / 6.0f) + 0x007FFFFFu) & 0x7F800000u;
@@ -79,8 +81,8 @@ class GptOss final : public Scheme {
         const float scale = F32FromBits(r);
         const float inv = scale == 0.0f ? 0.0f : 1.0f / scale;
         for (size_t k = 0; k < 32; k += 2) {
-          const uint32_t lo = EncodeF32(x[k] * inv, Format::kE2M1, kRnSat);
-          const uint32_t hi = EncodeF32(x[k + 1] * inv, Format::kE2M1, kRnSat);
+          const uint32_t lo = Nibble(x[k] * inv);
+          const uint32_t hi = Nibble(x[k + 1] * inv);
           blocks[b * 16 + k / 2] = static_cast<uint8_t>(lo | (hi << 4));
         }
       }

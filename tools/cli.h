@@ -37,11 +37,21 @@ bool RegisterCommand(Command c);
 
 // Reads all of PATH ("-" or empty: stdin).
 absl::StatusOr<std::string> ReadInput(const std::string& path);
-// Writes `data` to PATH ("-" or empty: stdout). Files are written to a
-// temporary name and renamed, so a failure leaves no partial output file.
+// Writes `data` to PATH ("-" or empty: stdout). Files go through
+// mxpack::WriteFileAtomically (src/util/output_file.h): a temporary file next
+// to the destination renamed into place, so a failure or an interruption
+// leaves no partial output and the previous contents intact.
 absl::Status WriteOutput(const std::string& path, absl::string_view data);
 
-// Prints "mxpack CMD: error: MESSAGE" to stderr and returns exit code 2.
+// Refuses, before any work, output paths that are not new names or regular
+// files (directories, devices, FIFOs, sockets) and outputs that are the same
+// file as an input or as another output ("-" and "" are stdin/stdout).
+// Every command that writes files calls it first.
+absl::Status CheckOutputs(const std::vector<std::string>& outputs,
+                          const std::vector<std::string>& inputs);
+
+// Prints "mxpack CMD: error: MESSAGE" to stderr and returns exit code 2 (a
+// usage or input error; docs/cli.md lists the exit codes).
 int Fail(absl::string_view cmd, const absl::Status& status);
 
 // The encode policy from --rounding, --saturation and --relu.

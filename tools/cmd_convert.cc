@@ -103,6 +103,10 @@ int RunConvert(const std::vector<std::string>& args) {
   if (absl::Status s = ValidateConversion(*from, *to, *policy); !s.ok()) {
     return Fail("convert", s);
   }
+  if (absl::Status s = CheckOutputs({absl::GetFlag(FLAGS_out)}, {absl::GetFlag(FLAGS_in)});
+      !s.ok()) {
+    return Fail("convert", s);
+  }
   absl::StatusOr<std::string> in = ReadInput(absl::GetFlag(FLAGS_in));
   if (!in.ok()) return Fail("convert", in.status());
   const int ib = Traits(*from).storage_bytes;

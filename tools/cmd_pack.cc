@@ -75,6 +75,10 @@ int RunPack(const std::vector<std::string>& args) {
   if (!l.ok()) return Fail("pack", l.status());
   absl::StatusOr<Impl> impl = ImplFromFlag();
   if (!impl.ok()) return Fail("pack", impl.status());
+  if (absl::Status s = CheckOutputs({absl::GetFlag(FLAGS_out)}, {absl::GetFlag(FLAGS_in)});
+      !s.ok()) {
+    return Fail("pack", s);
+  }
   absl::StatusOr<std::string> in = ReadInput(absl::GetFlag(FLAGS_in));
   if (!in.ok()) return Fail("pack", in.status());
   std::string out(PackedBytes(*l, in->size()), '\0');
@@ -119,6 +123,10 @@ int RunUnpack(const std::vector<std::string>& args) {
     return Fail("unpack", absl::InvalidArgumentError(absl::StrFormat(
                               "--count=%d: expected -1 (all) or >= 0", count)));
   }
+  if (absl::Status s = CheckOutputs({absl::GetFlag(FLAGS_out)}, {absl::GetFlag(FLAGS_in)});
+      !s.ok()) {
+    return Fail("unpack", s);
+  }
   absl::StatusOr<std::string> in = ReadInput(absl::GetFlag(FLAGS_in));
   if (!in.ok()) return Fail("unpack", in.status());
   size_t n = 0;
@@ -154,6 +162,10 @@ int RunPadded(const char* cmd, bool decompress,
   if (!c.ok()) return Fail(cmd, Prefixed("--fp6_container", c.status()));
   absl::StatusOr<Impl> impl = ImplFromFlag();
   if (!impl.ok()) return Fail(cmd, impl.status());
+  if (absl::Status s = CheckOutputs({absl::GetFlag(FLAGS_out)}, {absl::GetFlag(FLAGS_in)});
+      !s.ok()) {
+    return Fail(cmd, s);
+  }
   absl::StatusOr<std::string> in = ReadInput(absl::GetFlag(FLAGS_in));
   if (!in.ok()) return Fail(cmd, in.status());
   if (in->size() % 16 != 0) {

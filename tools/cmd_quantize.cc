@@ -136,6 +136,10 @@ int RunQuantize(const std::vector<std::string>& args) {
                           "got --format=%s",
                           MxFormatName(c->format))));
   }
+  if (absl::Status s = CheckOutputs({out_e, out_s, out_t}, {absl::GetFlag(FLAGS_in)});
+      !s.ok()) {
+    return Fail(kCmd, s);
+  }
   absl::StatusOr<std::string> in = ReadInput(absl::GetFlag(FLAGS_in));
   if (!in.ok()) return Fail(kCmd, in.status());
   absl::StatusOr<MxTensor> q = QuantizeMx(c->format, *from, Bytes(*in), c->rows,
@@ -192,6 +196,10 @@ int RunDequantize(const std::vector<std::string>& args) {
     return Fail(kCmd, absl::InvalidArgumentError(
                           "--in-tensor-scale: required for nvfp4 and only "
                           "allowed for nvfp4"));
+  }
+  if (absl::Status st = CheckOutputs({absl::GetFlag(FLAGS_out)}, {in_e, in_s, in_t});
+      !st.ok()) {
+    return Fail(kCmd, st);
   }
   absl::StatusOr<std::string> e = ReadInput(in_e);
   if (!e.ok()) return Fail(kCmd, e.status());

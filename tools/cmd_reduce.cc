@@ -75,6 +75,9 @@ int RunReduce(const std::vector<std::string>& args) {
     return Fail("reduce", absl::InvalidArgumentError(
                               "expected at least one input file (one per replica), got 0"));
   }
+  if (absl::Status s = CheckOutputs({absl::GetFlag(FLAGS_out)}, args); !s.ok()) {
+    return Fail("reduce", s);
+  }
   std::vector<std::string> data;
   for (const std::string& path : args) {
     absl::StatusOr<std::string> d = ReadInput(path);

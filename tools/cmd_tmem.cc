@@ -372,6 +372,11 @@ int RunTmemSim(const std::vector<std::string>& args) {
                                 "expected one argument SCRIPT (a file), got %d",
                                 args.size())));
   }
+  if (absl::Status st = CheckOutputs({absl::GetFlag(FLAGS_out)},
+                                    {args[0], absl::GetFlag(FLAGS_in)});
+      !st.ok()) {
+    return Fail("tmem-sim", st);
+  }
   FILE* f = std::fopen(args[0].c_str(), "rb");
   if (f == nullptr) {
     return Fail("tmem-sim", absl::NotFoundError(absl::StrFormat(

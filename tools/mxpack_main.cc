@@ -3,18 +3,20 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <string>
 #include <unistd.h>
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
+#include "absl/flags/commandlineflag.h"
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "src/util/output_file.h"
 #include "tools/cli.h"
 
 ABSL_FLAG(std::string, in, "-", "Input file ('-' = stdin)");
@@ -43,7 +45,11 @@ void PrintTopUsage(FILE* f) {
   for (const auto& [name, c] : Registry()) {
     std::fprintf(f, "  %-14s %s\n", name.c_str(), c.summary);
   }
-  std::fprintf(f, "\n'mxpack COMMAND --help' describes one command.\n");
+  std::fprintf(f,
+               "\n'mxpack COMMAND --help' describes one command.\n\nExit status: 0 "
+               "success; 1 a negative verdict (ptx-check: illegal, gpu-verify:\n"
+               "mismatch, demo: verification failed); 2 a usage or input error "
+               "(docs/cli.md).\n");
 }
 
 void PrintCommandHelp(const Command& c) {
@@ -58,26 +64,87 @@ void PrintCommandHelp(const Command& c) {
   }
 }
 
-// Rejects flags that exist but do not belong to this command, so that e.g.
-// `mxpack table e4m3 --rounding=rz` is an error rather than silently ignored.
-absl::Status CheckFlagsBelong(const Command& c, int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    absl::string_view a = argv[i];
-    if (a == "--") break;
-    if (!absl::StartsWith(a, "-") || a == "-") continue;
-    a.remove_prefix(absl::StartsWith(a, "--") ? 2 : 1);
-    a = a.substr(0, a.find('='));
-    if (absl::StartsWith(a, "no") && absl::FindCommandLineFlag(a.substr(2))) {
-      a.remove_prefix(2);
+// What a flag's value must look like, for error messages.
+const char* ExpectedValue(const absl::CommandLineFlag& flag) {
+  if (flag.IsOfType<bool>()) return "true or false";
+  if (flag.IsOfType<int32_t>()) return "a 32-bit integer";
+  if (flag.IsOfType<int64_t>()) return "a 64-bit integer";
+  if (flag.IsOfType<uint64_t>()) return "a non-negative 64-bit integer";
+  if (flag.IsOfType<double>()) return "a number";
+  return "a valid value";
+}
+
+// The command's flags from ARGS (argv without the program and command names):
+// sets each flag and returns the positional arguments. Every problem is an
+// InvalidArgument naming the flag (exit status 2), never the flags library's
+// own exit: an unknown flag, a flag of another command, a missing or
+// unparsable value. Syntax as Abseil's: --name=value, --name value (not for
+// bool), --name / --noname for bool, one or two dashes, "--" ends the flags
+// and "-" is an argument; hyphens in names read as underscores.
+absl::StatusOr<std::vector<std::string>> ParseFlags(const Command& c,
+                                                    const std::vector<std::string>& args) {
+  std::vector<std::string> positional;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") {
+      positional.insert(positional.end(), args.begin() + static_cast<long>(i) + 1,
+                        args.end());
+      break;
     }
-    bool ok = false;
-    for (const char* f : c.flags) ok |= a == f;
-    if (!ok && absl::FindCommandLineFlag(a) != nullptr) {
+    if (arg.size() < 2 || arg[0] != '-') {
+      positional.push_back(arg);
+      continue;
+    }
+    absl::string_view spelled = arg;
+    spelled.remove_prefix(absl::StartsWith(spelled, "--") ? 2 : 1);
+    const size_t eq = spelled.find('=');
+    std::string name(spelled.substr(0, eq));
+    for (char& ch : name) {
+      if (ch == '-') ch = '_';
+    }
+    std::optional<std::string> value;
+    if (eq != absl::string_view::npos) value = std::string(spelled.substr(eq + 1));
+    absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+    bool negated = false;
+    if (flag == nullptr && absl::StartsWith(name, "no")) {
+      absl::CommandLineFlag* f = absl::FindCommandLineFlag(name.substr(2));
+      if (f != nullptr && f->IsOfType<bool>()) {
+        flag = f;
+        negated = true;
+        name = name.substr(2);
+      }
+    }
+    const std::string shown = std::string(arg.substr(0, arg.find('=')));
+    bool belongs = false;
+    for (const char* f : c.flags) belongs |= name == f;
+    if (flag == nullptr) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "unknown flag %s; 'mxpack %s --help' lists the flags", shown, c.name));
+    }
+    if (!belongs) {
       return absl::InvalidArgumentError(
-          absl::StrFormat("flag --%s does not apply to 'mxpack %s'", a, c.name));
+          absl::StrFormat("flag %s does not apply to 'mxpack %s'", shown, c.name));
+    }
+    if (flag->IsOfType<bool>()) {
+      if (negated && value.has_value()) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("flag %s takes no value, got '%s'", shown, *value));
+      }
+      if (!value.has_value()) value = negated ? "false" : "true";
+    } else if (!value.has_value()) {
+      if (i + 1 >= args.size() || absl::StartsWith(args[i + 1], "--")) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("flag %s: missing value (--%s=VALUE)", shown, name));
+      }
+      value = args[++i];
+    }
+    std::string error;
+    if (!flag->ParseFrom(*value, &error)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "flag %s: expected %s, got '%s'", shown, ExpectedValue(*flag), *value));
     }
   }
-  return absl::OkStatus();
+  return positional;
 }
 
 }  // namespace
@@ -110,18 +177,12 @@ absl::Status WriteOutput(const std::string& path, absl::string_view data) {
     }
     return absl::OkStatus();
   }
-  const std::string tmp = absl::StrCat(path, ".mxpack-tmp");
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) {
-    return absl::PermissionDeniedError(
-        absl::StrFormat("--out=%s: cannot open for writing", path));
-  }
-  const bool ok = std::fwrite(data.data(), 1, data.size(), f) == data.size();
-  if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return absl::DataLossError(absl::StrFormat("--out=%s: write error", path));
-  }
-  return absl::OkStatus();
+  return WriteFileAtomically(path, data);
+}
+
+absl::Status CheckOutputs(const std::vector<std::string>& outputs,
+                          const std::vector<std::string>& inputs) {
+  return CheckOutputFiles(outputs, inputs);
 }
 
 int Fail(absl::string_view cmd, const absl::Status& status) {
@@ -163,39 +224,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   const mxpack::cli::Command& cmd = it->second;
-  // argv without the command name, so absl sees "mxpack [flags] [args]".
-  // Flag names may be spelled with hyphens (--fp6-container): Abseil flag
-  // names use underscores, so normalize the name part before parsing.
-  std::vector<std::string> storage;
-  storage.reserve(static_cast<size_t>(argc));
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a.rfind("--", 0) == 0 && a.size() > 2) {
-      const size_t end = std::min(a.find('='), a.size());
-      for (size_t k = 2; k < end; ++k) {
-        if (a[k] == '-') a[k] = '_';
-      }
-    }
-    storage.push_back(std::move(a));
-  }
-  std::vector<char*> args;
-  for (std::string& a : storage) args.push_back(a.data());
-  args.erase(args.begin() + 1);
-  for (size_t i = 1; i < args.size(); ++i) {
-    const absl::string_view a = args[i];
+  const std::vector<std::string> args(argv + 2, argv + argc);
+  for (const std::string& a : args) {
     if (a == "--") break;
     if (a == "--help" || a == "-h" || a == "--helpfull") {
       mxpack::cli::PrintCommandHelp(cmd);
       return 0;
     }
   }
-  if (absl::Status s = mxpack::cli::CheckFlagsBelong(
-          cmd, static_cast<int>(args.size()), args.data());
-      !s.ok()) {
-    return mxpack::cli::Fail(cmd.name, s);
-  }
-  std::vector<char*> positional =
-      absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
-  std::vector<std::string> rest(positional.begin() + 1, positional.end());
-  return cmd.run(rest);
+  absl::StatusOr<std::vector<std::string>> positional =
+      mxpack::cli::ParseFlags(cmd, args);
+  if (!positional.ok()) return mxpack::cli::Fail(cmd.name, positional.status());
+  return cmd.run(*positional);
 }

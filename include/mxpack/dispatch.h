@@ -16,7 +16,7 @@ namespace mxpack {
 
 struct Impl {
   // kBest: the best target this CPU supports (default).
-  // kScalar: the scalar reference (src/scalar), not a SIMD target.
+  // kScalar: the scalar reference (src/format/scalar.cc), not a SIMD target.
   // Anything else: exactly one Highway target bit, e.g. from AvailableTargets().
   static constexpr int64_t kBest = 0;
   static constexpr int64_t kScalar = -1;

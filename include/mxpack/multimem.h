@@ -25,16 +25,20 @@
 namespace mxpack {
 
 // ---------------------------------------------------------------------------
-// Instruction grammar (PTX ISA 9.x, 9.7.9.14):
-//   multimem.ld_reduce{.ldsem}{.scope}{.ss}.op{.acc_prec}{.vec}.type d, [a];
-//   multimem.ld_reduce.weak{.ss}.op{.acc_prec}{.vec}.type            d, [a];
-//   multimem.st{.stsem}{.scope}{.ss}{.vec}.type                      [a], b;
-//   multimem.st.weak{.ss}{.vec}.type                                 [a], b;
-//   multimem.red{.redsem}{.scope}{.ss}.redop{.vec}.redtype           [a], b;
+// Instruction grammar (PTX ISA 9.x, 9.7.9.14), as the installed ptxas
+// (CUDA 13) accepts it; docs/ptx_check.md lists where ptxas and the PTX text
+// differ:
+//   multimem.ld_reduce{.ldsem.scope}{.ss}.op{.acc_prec}{.vec}.type d, [a];
+//   multimem.ld_reduce.weak{.ss}.op{.acc_prec}{.vec}.type         d, [a];
+//   multimem.st{.stsem.scope}{.ss}{.vec}.type                     [a], b;
+//   multimem.st.weak{.ss}{.vec}.type                              [a], b;
+//   multimem.red{.redsem.scope}{.ss}.redop{.vec}.redtype          [a], b;
 //   .ldsem = {.relaxed, .acquire}  .stsem = .redsem = {.relaxed, .release}
 //   .scope = {.cta, .cluster, .gpu, .sys}  .ss = {.global}
 //   .acc_prec = {.acc::f32, .acc::f16}  .vec = {.v2, .v4, .v8}
-// Integer forms take neither .acc_prec nor .vec.
+// A memory-semantics qualifier and a scope come together or not at all.
+// Qualifiers may come in any order, each at most once. Integer forms take
+// no .vec; st and red accept and ignore .acc_prec.
 // ---------------------------------------------------------------------------
 
 enum class MultimemKind : uint8_t { kLdReduce, kSt, kRed };
@@ -88,6 +92,10 @@ struct MultimemInstruction {
   AccPrec acc = AccPrec::kNone;
   int vec = 1;                          // 1 (no .vec), 2, 4 or 8.
   MmType type = MmType::kB32;
+  // st / red: the .acc_prec ptxas accepts and ignores (`acc` stays kNone).
+  AccPrec ignored_acc = AccPrec::kNone;
+  // Parsed from a spelling whose qualifiers are not in the PTX syntax order.
+  bool reordered = false;
 
   // Canonical spelling, e.g. "multimem.ld_reduce.add.acc::f16.v4.e4m3".
   std::string ToString() const;
@@ -104,26 +112,46 @@ struct MultimemInstruction {
 // The rule a rejected spelling violates (also named in the error message).
 enum class MultimemRule : uint8_t {
   kSyntax,         // Not "multimem.<ld_reduce|st|red>..." or unknown token.
-  kQualifierOrder, // Tokens out of the grammar's order or repeated.
-  kSemantics,      // .ldsem/.stsem/.redsem table, .weak form rules.
+  kDuplicate,      // Two qualifiers of one kind (two scopes, .v4.v4, ...).
+  kSemantics,      // .ldsem/.stsem/.redsem, .weak form, sem <-> scope pairing.
   kOpType,         // The .op / type table (or .redop / .redtype).
   kVecSize,        // .vec x type size must be 32, 64 or 128 bits.
   kF64Vec,         // .f64 takes no .vec.
   kAccType,        // .acc::f32 only f16/bf16 forms, .acc::f16 only fp8 forms.
   kIntegerForm,    // Integer forms take no .vec / .acc_prec.
   kStForm,         // st takes no .op / .acc_prec.
-  kRedForm,        // red takes no .acc_prec, no .weak.
+  kRedForm,        // red: no fp8 types; float .min/.max only with .vec.
+  kOperand,        // Operand count, vector braces, register width, address.
   kTarget,         // Not supported on the requested target.
 };
 absl::string_view MultimemRuleName(MultimemRule r);
 
 // Parses and validates a spelling. Accepts the bare spelling or a full
 // instruction line ("multimem.st.v4.f32 [a], {r0,r1,r2,r3};", optional
-// leading predicate "@p"). An error is InvalidArgument whose message starts
+// leading predicate "@p"); operands, when present, are checked with
+// CheckMultimemOperands. An error is InvalidArgument whose message starts
 // with "[rule-name]" and names the offending qualifier, the expected and the
 // actual value; `rule` (when non-null) receives the violated rule.
 absl::StatusOr<MultimemInstruction> ParseMultimem(absl::string_view spelling,
                                                   MultimemRule* rule = nullptr);
+
+// Checks the operand text of a line ("{%r1, %r2}, [%rd1+8]"; empty: nothing
+// to check): count and order (ld_reduce d, [a]; st / red [a], b), vector
+// braces with .vec elements, register width against the type by the NVVM
+// register naming (%rc .b8, %rs .b16, %r .b32, %rd .b64, %f .f32, %fd .f64,
+// %h .f16, %hh .f16x2, %p .pred; other names are not width-checked), and
+// the address ([reg], [reg+imm], [reg+-imm] with a 64-bit register). Notes
+// where ptxas accepts what the PTX text does not are appended to `notes`.
+// Immediate sources are modelled for integer types (integer literals) and
+// .f32/.f64 (float literals) only: others give Unimplemented.
+absl::Status CheckMultimemOperands(const MultimemInstruction& instr,
+                                   absl::string_view operands,
+                                   std::vector<std::string>* notes = nullptr,
+                                   MultimemRule* rule = nullptr);
+
+// Where ptxas 13 accepts `instr` although the PTX ISA text does not (each
+// note names the text's rule); empty when the two agree.
+std::vector<std::string> MultimemPtxasNotes(const MultimemInstruction& instr);
 
 // Validates a structured instruction (the same rules as ParseMultimem).
 absl::Status ValidateMultimem(const MultimemInstruction& instr,

@@ -29,13 +29,16 @@
 // NVFP4 (e2m1 elements, ue4m3 block scale, f32 tensor scale t):
 //   t = amax_tensor / 2688 (= 448 * 6, f32 division) over the finite inputs,
 //       or 1.0 when that amax is 0; MxOptions::tensor_scale overrides it.
-//   block scale code = encode_ue4m3(amax_block / (6 * t)) in f32 (the product
-//       6 * t rounded to f32, then the quotient, then one encode) with rounding
+//   block scale code = encode_ue4m3(amax_block / (6 * t)) with rounding
 //       floor -> rz, ceil / rceil -> rp, even -> rn (the NVFP4 default);
 //       satfinite.
-//   elements = encode_e2m1(x / (d * t)) rn satfinite, d = decode(scale code),
-//       d * t and the quotient each rounded to f32; when d * t == 0 every
-//       element is encode(x * 0) (+-0, NaN -> +max).
+//   elements = encode_e2m1(x / (d * t)) rn satfinite, d = decode(scale code);
+//       when d * t == 0 every element is encode(x * 0) (+-0, NaN -> +max).
+//   Nvfp4Arithmetic::kExact (default): both quotients are exact, rounded
+//       once by the encode. kF32Quotient: the products 6 * t and d * t and
+//       both quotients are each rounded to f32 before the encode (a second
+//       rounding: x = -0.98046875, d = 3, t = f32 bits 0x3dbf3cf4 has the
+//       exact quotient -3.49999995 -> code -3, but f32 quotient -3.5 -> -4).
 //   A block containing NaN gets scale 0x7F (ue4m3 NaN).
 //
 // Ragged shapes: every row is padded with zeros to cols_padded =
@@ -79,6 +82,13 @@ enum class MxFormat : uint8_t {
 
 enum class ScaleMode : uint8_t { kFloor, kRceil, kCeil, kEven };
 
+// How NVFP4 evaluates its block-scale and element quotients (see above and
+// docs/semantics.md section 5).
+enum class Nvfp4Arithmetic : uint8_t {
+  kExact,        // "exact": each code rounded once from the exact quotient.
+  kF32Quotient,  // "f32_quotient": f32 products and quotients, then encode.
+};
+
 // Element byte layout of a quantized tensor.
 enum class ElementLayout : uint8_t {
   kCodes,     // "codes": one code per byte (the only layout for fp8).
@@ -94,6 +104,8 @@ absl::string_view MxFormatName(MxFormat f);
 absl::StatusOr<MxFormat> ParseMxFormat(absl::string_view name);
 absl::string_view ScaleModeName(ScaleMode m);
 absl::StatusOr<ScaleMode> ParseScaleMode(absl::string_view name);
+absl::string_view Nvfp4ArithmeticName(Nvfp4Arithmetic a);
+absl::StatusOr<Nvfp4Arithmetic> ParseNvfp4Arithmetic(absl::string_view name);
 absl::string_view ElementLayoutName(ElementLayout l);
 absl::StatusOr<ElementLayout> ParseElementLayout(absl::string_view name);
 absl::string_view ScaleLayoutName(ScaleLayout l);
@@ -112,6 +124,8 @@ struct MxOptions {
   // NVFP4 only: use this tensor scale instead of amax_tensor / 2688 (it must be
   // finite and > 0). Required by QuantizeMxRows, which sees only some rows.
   std::optional<float> tensor_scale;
+  // NVFP4 only: how the block scale and element quotients are rounded.
+  Nvfp4Arithmetic nvfp4_arithmetic = Nvfp4Arithmetic::kExact;
 };
 
 // Shape of a quantized [rows][cols] tensor.
@@ -231,7 +245,12 @@ absl::Status QuantizeMxRows(MxFormat format, Format from,
 uint8_t MxScaleCode(MxFormat format, ScaleMode mode, float amax, bool has_nan);
 // The ue4m3 block scale code of one NVFP4 block.
 uint8_t Nvfp4ScaleCode(ScaleMode mode, float amax_block, float tensor_scale,
-                       bool has_nan);
+                       bool has_nan,
+                       Nvfp4Arithmetic arithmetic = Nvfp4Arithmetic::kExact);
+// The e2m1 code of one NVFP4 element x of a block with scale code
+// `scale_code` (not NaN): encode_e2m1(x / (d * t)) rn satfinite.
+uint8_t Nvfp4ElementCode(float x, uint8_t scale_code, float tensor_scale,
+                         Nvfp4Arithmetic arithmetic = Nvfp4Arithmetic::kExact);
 }  // namespace scalar
 
 }  // namespace mxpack

@@ -11,8 +11,10 @@
 // exactly (no overlap, no hole, no trailing bytes). Every violation is an
 // InvalidArgument error naming the tensor, the expected and the actual value.
 //
-// WriteSafetensors writes to PATH.mxpack-tmp and renames, so a failure never
-// leaves a partial output file. Tensors are stored ordered by element size
+// WriteSafetensors writes to a temporary file next to PATH and renames it
+// into place, so a failure or an interruption never leaves a partial output
+// file; PATH must be a new name or a regular file (a symbolic link is written
+// through to its target; docs/cli.md, "Output files"). Tensors are stored ordered by element size
 // (largest first, otherwise in the given order) so every tensor is aligned to
 // its element size; the header is padded with spaces to a multiple of 8 bytes.
 #ifndef MXPACK_SAFETENSORS_H_

@@ -1,10 +1,14 @@
 """mxpack: bit-exact conversion, packing and reduction of microscaling floats.
 
-numpy in, numpy out. Every function here maps numpy dtypes to mxpack format
-names, allocates the output and calls the C++ library (``mxpack._mxpack``),
-which reads the input buffer in place (C-contiguous arrays only) and runs its
-kernels with the GIL released. Errors of the C++ library raise ``ValueError``
-with its message; wrong dtypes raise ``TypeError``.
+Any CPU array in (numpy, torch, DLPack, buffer protocol), the caller's kind
+out: numpy in -> numpy out, torch in -> torch out with torch's dtypes where
+they exist (``mxpack._arrays``). Every function here maps dtypes to mxpack
+format names, allocates the output and calls the C++ library
+(``mxpack._mxpack``), which reads the input buffer in place (C-contiguous
+arrays only) and runs its kernels with the GIL released, large arrays split
+over ``threads`` threads (default: every core; the bytes do not depend on
+it). Errors of the C++ library raise ``ValueError`` with its message; wrong
+dtypes raise ``TypeError``.
 
 Formats: e2m1, e2m3, e3m2, e4m3, e5m2, ue8m0, ue4m3 (narrow: one code per
 byte), f16, bf16, f32 and f64 (encode source only). ml_dtypes spellings
@@ -16,11 +20,12 @@ from __future__ import annotations
 
 import json
 import os
-from typing import NamedTuple, Optional, Sequence, Union
+from typing import NamedTuple, Optional
 
 import numpy as np
 
 from . import _mxpack
+from ._arrays import NUMPY, TORCH, Array, as_array, wrap
 
 try:  # Optional: the numpy dtypes of JAX & co. for these formats.
     import ml_dtypes as _ml_dtypes
@@ -98,9 +103,19 @@ def format_of(dtype) -> str:
         + ", ".join(str(d) for d in _FORMAT_OF_DTYPE))
 
 
+# torch dtypes accepted where a format is named (to=torch.bfloat16, ...).
+_FORMAT_OF_TORCH_DTYPE = {
+    "torch.float32": "f32", "torch.float64": "f64", "torch.float16": "f16",
+    "torch.bfloat16": "bf16", "torch.float8_e4m3fn": "e4m3",
+    "torch.float8_e5m2": "e5m2", "torch.float8_e8m0fnu": "ue8m0",
+}
+
+
 def _canonical_arg(fmt, arg: str) -> str:
     if isinstance(fmt, str):
         return _mxpack.canonical_format(fmt, arg)
+    if type(fmt).__module__ == "torch" and str(fmt) in _FORMAT_OF_TORCH_DTYPE:
+        return _FORMAT_OF_TORCH_DTYPE[str(fmt)]
     try:
         return format_of(fmt)
     except TypeError:
@@ -108,12 +123,33 @@ def _canonical_arg(fmt, arg: str) -> str:
             f"{arg}: expected a format name or a float dtype, got {fmt!r}") from None
 
 
+def _input(x, arg: str) -> Array:
+    """Any CPU array as a numpy view of its memory (mxpack._arrays)."""
+    return as_array(x, arg)
+
+
 def _check_array(x, arg: str) -> np.ndarray:
-    if not isinstance(x, np.ndarray):
-        raise TypeError(
-            f"{arg}: expected a numpy.ndarray, got {type(x).__name__} "
-            f"(use numpy.asarray)")
-    return x
+    return _input(x, arg).a
+
+
+def _threads(threads) -> int:
+    """threads=None (every core) -> 0, the C++ spelling; else an int >= 1."""
+    if threads is None:
+        return 0
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)):
+        raise TypeError(f"threads: expected an int or None, got {type(threads).__name__}")
+    if threads < 1:
+        raise ValueError(f"threads: expected >= 1 (or None for every core), got {threads}")
+    return int(threads)
+
+
+def _hinted(arr: Array, src: Optional[str]) -> Optional[str]:
+    """`src`, or the format a torch dtype carried (bf16, float8_*)."""
+    if arr.fmt is None or arr.fmt == "e2m1x2":
+        return src
+    if src is not None and _canonical_arg(src, "src") != arr.fmt:
+        raise TypeError(f"x: the tensor's dtype holds {arr.fmt} values, but src={src!r}")
+    return arr.fmt
 
 
 def _raw(x: np.ndarray) -> np.ndarray:
@@ -154,7 +190,8 @@ def _source_format(x: np.ndarray, src: Optional[str], arg: str) -> str:
         f"ml_dtypes dtype), got dtype {x.dtype}; pass src=FORMAT for raw codes")
 
 
-def _policy_rbits(src: str, dst: str, n: int, rounding: str, seed: int, rbits):
+def _policy_rbits(src: str, dst: str, n: int, rounding: str, seed: int, rbits,
+                  threads: int = 0):
     """The random words for rounding="rs", as `mxpack convert --seed` makes
     them (RandomBits(seed, i)); None when the conversion takes none."""
     if rbits is not None:
@@ -164,24 +201,26 @@ def _policy_rbits(src: str, dst: str, n: int, rounding: str, seed: int, rbits):
         return r
     if isinstance(rounding, str) and rounding.lower() == "rs" and not (
             _mxpack.is_exact_conversion(src, dst)):
-        return random_bits(seed, n)
+        out = np.empty(int(n), dtype=np.uint32)
+        _mxpack.random_bits(int(seed), out, threads)
+        return out
     return None
 
 
-def random_bits(seed: int, n: int) -> np.ndarray:
+def random_bits(seed: int, n: int, *, threads: Optional[int] = None) -> np.ndarray:
     """uint32 words RandomBits(seed, i) for i < n: the counter-based bits
     mxpack (and ``mxpack convert --seed``) uses for rounding="rs"."""
     out = np.empty(int(n), dtype=np.uint32)
-    _mxpack.random_bits(int(seed), out)
+    _mxpack.random_bits(int(seed), out, _threads(threads))
     return out
 
 
-def convert(x: np.ndarray, fmt: str, rounding: str = "rn",
+def convert(x, fmt: str, rounding: str = "rn",
             saturation: str = "satfinite", relu: bool = False, *,
             src: Optional[str] = None, seed: int = 0,
-            rbits: Optional[np.ndarray] = None, overflow_tie: str = "even",
-            codes: bool = False, out: Optional[np.ndarray] = None,
-            impl: str = "best") -> np.ndarray:
+            rbits=None, overflow_tie: str = "even",
+            codes: bool = False, out=None,
+            impl: str = "best", threads: Optional[int] = None):
     """Converts every element of `x` to `fmt` (mxpack::ConvertArray).
 
     `x` is a float array (its dtype names the source format) or raw unsigned
@@ -193,32 +232,41 @@ def convert(x: np.ndarray, fmt: str, rounding: str = "rn",
     unsigned integer codes (uint8 for narrow formats). With ``out=`` (a
     C-contiguous array of x.size elements of the destination's storage size,
     e.g. reused between calls) the result is written there and `out` is
-    returned."""
-    x = _check_array(x, "x")
-    from_fmt = _source_format(x, src, "x")
+    returned. Torch tensors in give torch tensors out (float8 / bfloat16
+    dtypes where torch has the format, uint8 codes otherwise). ``threads``:
+    threads for large arrays (None: every core); results do not depend on
+    it."""
+    arr = _input(x, "x")
+    x = arr.a
+    from_fmt = _source_format(x, _hinted(arr, src), "x")
     to_fmt = _canonical_arg(fmt, "fmt")
     out_bytes = _mxpack.format_info(to_fmt)["storage_bytes"]
+    nt = _threads(threads)
     if out is None:
         raw_out = np.empty(x.shape, dtype=_RAW[out_bytes])
     else:
-        _check_array(out, "out")
-        if out.dtype.itemsize != out_bytes or out.size != x.size:
+        o = _check_array(out, "out")
+        if o.dtype.itemsize != out_bytes or o.size != x.size:
             raise ValueError(
                 f"out: expected {x.size} elements of {out_bytes} byte(s) for {to_fmt}, "
-                f"got {out.size} of dtype {out.dtype}")
-        raw_out = _raw(out)
-    rb = _policy_rbits(from_fmt, to_fmt, x.size, rounding, seed, rbits)
+                f"got {o.size} of dtype {o.dtype}")
+        raw_out = _raw(o)
+    rb = _policy_rbits(from_fmt, to_fmt, x.size, rounding, seed, rbits, nt)
     _mxpack.convert(from_fmt, to_fmt, _raw(x), raw_out, rounding, saturation,
-                    bool(relu), overflow_tie, rb, impl)
-    return out if out is not None else _wrap(raw_out, to_fmt, codes)
+                    bool(relu), overflow_tie, rb, impl, nt)
+    if out is not None:
+        return out
+    if arr.kind == TORCH:
+        return wrap(raw_out, TORCH, None if codes else to_fmt)
+    return _wrap(raw_out, to_fmt, codes)
 
 
-def encode(x: np.ndarray, fmt: str, rounding: str = "rn",
+def encode(x, fmt: str, rounding: str = "rn",
            saturation: str = "satfinite", relu: bool = False, *,
            src: Optional[str] = None, seed: int = 0,
-           rbits: Optional[np.ndarray] = None, overflow_tie: str = "even",
-           codes: bool = False, out: Optional[np.ndarray] = None,
-           impl: str = "best") -> np.ndarray:
+           rbits=None, overflow_tie: str = "even",
+           codes: bool = False, out=None,
+           impl: str = "best", threads: Optional[int] = None):
     """Encodes f32/f64/f16/bf16 values to `fmt`, rounded once from the exact
     source value (docs/semantics.md section 1).
 
@@ -229,28 +277,46 @@ def encode(x: np.ndarray, fmt: str, rounding: str = "rn",
     Returns the ml_dtypes array of `fmt` when ml_dtypes is installed and the
     format has a dtype (and ``codes`` is false), else uint8 codes (uint16 for
     bf16 without ml_dtypes), with x's shape; ``out=`` writes into an
-    existing array instead (see convert())."""
+    existing array instead (see convert()). Torch tensors in, torch out
+    (``torch.float8_e4m3fn``, ``float8_e5m2``, ``float8_e8m0fnu``,
+    ``bfloat16``; uint8 codes for formats torch lacks)."""
     return convert(x, fmt, rounding, saturation, relu, src=src, seed=seed,
                    rbits=rbits, overflow_tie=overflow_tie, codes=codes, out=out,
-                   impl=impl)
+                   impl=impl, threads=threads)
 
 
-def decode(codes: np.ndarray, fmt: Optional[str] = None, to=np.float32, *,
-           relu: bool = False, out: Optional[np.ndarray] = None,
-           impl: str = "best") -> np.ndarray:
+def decode(codes, fmt: Optional[str] = None, to=np.float32, *,
+           relu: bool = False, out=None,
+           impl: str = "best", threads: Optional[int] = None):
     """Decodes codes of `fmt` exactly to `to` (float32, float16 or bfloat16;
-    a dtype or a format name). `codes` is uint8 (uint16 for f16/bf16) or the
-    format's ml_dtypes dtype, in which case `fmt` may be omitted. NaN codes
-    give the canonical NaN; ue8m0 -> f16 is an error."""
-    codes = _check_array(codes, "codes")
-    if fmt is None:
-        if codes.dtype not in _FORMAT_OF_DTYPE:
-            raise TypeError(
-                f"codes: dtype {codes.dtype} does not name a format; pass fmt=")
-        fmt = _FORMAT_OF_DTYPE[codes.dtype]
-    fmt = _canonical_arg(fmt, "fmt")
+    a dtype, a torch dtype or a format name). `codes` is uint8 (uint16 for
+    f16/bf16), the format's ml_dtypes dtype or torch float8 dtype (then
+    `fmt` may be omitted), or torch ``float4_e2m1fn_x2`` (two e2m1 codes per
+    byte, element 2i in the low nibble; the result's last axis doubles). NaN
+    codes give the canonical NaN; ue8m0 -> f16 is an error."""
+    arr = _input(codes, "codes")
+    c = arr.a
     to_fmt = _canonical_arg(to, "to")
-    return convert(codes, to_fmt, relu=relu, src=fmt, out=out, impl=impl)
+    if arr.fmt == "e2m1x2":
+        if fmt is not None and _canonical_arg(fmt, "fmt") != "e2m1":
+            raise TypeError(f"codes: float4_e2m1fn_x2 holds e2m1 codes, but fmt={fmt!r}")
+        flat = decode_packed(c.reshape(-1), "e2m1", "dense4", 2 * c.size, to_fmt,
+                             impl=impl, threads=threads)
+        shape = c.shape[:-1] + (2 * c.shape[-1],) if c.ndim else (2,)
+        return wrap(np.asarray(flat).reshape(shape), arr.kind, to_fmt)
+    if fmt is None:
+        if arr.fmt is not None:
+            fmt = arr.fmt
+        elif c.dtype in _FORMAT_OF_DTYPE:
+            fmt = _FORMAT_OF_DTYPE[c.dtype]
+        else:
+            raise TypeError(
+                f"codes: dtype {c.dtype} does not name a format; pass fmt=")
+    fmt = _canonical_arg(fmt, "fmt")
+    if arr.fmt is not None and arr.fmt != fmt:
+        raise TypeError(f"codes: the tensor's dtype holds {arr.fmt} codes, but fmt={fmt!r}")
+    return convert(codes if arr.kind == TORCH else c, to_fmt, relu=relu,
+                   src=fmt, out=out, impl=impl, threads=threads)
 
 
 def has_simd_path(src: str, fmt: str, rounding: str = "rn",
@@ -265,13 +331,27 @@ def has_simd_path(src: str, fmt: str, rounding: str = "rn",
 # Packed layouts and tcgen05.cp decompression (mxpack/pack.h).
 
 def _codes_u8(codes, arg: str) -> np.ndarray:
-    codes = _check_array(codes, arg)
-    if codes.dtype == np.uint8:
-        return codes
-    if codes.dtype in _FORMAT_OF_DTYPE and codes.dtype.itemsize == 1:
-        return codes.view(np.uint8)
+    return _codes_in(codes, arg).a
+
+
+def _codes_in(codes, arg: str) -> Array:
+    """One-byte codes (uint8, a 1-byte ml_dtypes dtype, a torch float8 or
+    float4_e2m1fn_x2 tensor) as a uint8 numpy view."""
+    arr = _input(codes, arg)
+    c = arr.a
+    if c.dtype == np.uint8:
+        return arr
+    if c.dtype in _FORMAT_OF_DTYPE and c.dtype.itemsize == 1:
+        return arr._replace(a=c.view(np.uint8))
     raise TypeError(f"{arg}: expected uint8 codes (or a 1-byte ml_dtypes dtype), "
-                    f"got dtype {codes.dtype}")
+                    f"got dtype {c.dtype}")
+
+
+def _packed_fmt(layout: str, kind: str) -> Optional[str]:
+    """torch's dtype of packed bytes: float4_e2m1fn_x2 for dense4 (two e2m1
+    codes per byte, element 2i in the low nibble, as torch and torchao pack
+    them); uint8 for the other layouts."""
+    return "e2m1x2" if kind == TORCH and layout == "dense4" else None
 
 
 def packed_bytes(layout: str, n: int) -> int:
@@ -280,91 +360,106 @@ def packed_bytes(layout: str, n: int) -> int:
     return _mxpack.packed_bytes(layout, int(n))
 
 
-def pack(codes: np.ndarray, layout: str, *, impl: str = "best") -> np.ndarray:
+def pack(codes, layout: str, *, impl: str = "best", threads: Optional[int] = None):
     """Packs one-code-per-byte `codes` (uint8 or an fp4/fp6 ml_dtypes array,
     read in C order) into `layout`: dense4, dense6, b4x16_p64 or b6x16_p32.
-    Returns a 1-D uint8 array of packed_bytes(layout, codes.size) bytes."""
-    c = _codes_u8(codes, "codes")
+    Returns a 1-D uint8 array of packed_bytes(layout, codes.size) bytes (torch
+    in: a torch tensor, float4_e2m1fn_x2 for dense4)."""
+    arr = _codes_in(codes, "codes")
+    c = arr.a
     out = np.empty(_mxpack.packed_bytes(layout, c.size), dtype=np.uint8)
-    _mxpack.pack(layout, c, out, impl)
-    return out
+    _mxpack.pack(layout, c, out, impl, _threads(threads))
+    return wrap(out, arr.kind, _packed_fmt(layout, arr.kind))
 
 
-def unpack(packed: np.ndarray, layout: str, count: Optional[int] = None, *,
-           impl: str = "best") -> np.ndarray:
+def unpack(packed, layout: str, count: Optional[int] = None, *,
+           impl: str = "best", threads: Optional[int] = None):
     """Unpacks `count` elements (default: every whole element `packed` holds,
     as ``mxpack unpack``) to one code per byte (uint8)."""
-    p = _codes_u8(packed, "packed")
+    arr = _codes_in(packed, "packed")
+    p = arr.a
     n = _mxpack.whole_elements(layout, p.size) if count is None else int(count)
     if n < 0:
         raise ValueError(f"count: expected >= 0, got {n}")
     out = np.empty(n, dtype=np.uint8)
-    _mxpack.unpack(layout, p, out, impl)
-    return out
+    _mxpack.unpack(layout, p, out, impl, _threads(threads))
+    return wrap(out, arr.kind)
 
 
-def decompress(packed: np.ndarray, layout: str, fp6_container: str = "low6", *,
-               impl: str = "best") -> np.ndarray:
+def decompress(packed, layout: str, fp6_container: str = "low6", *,
+               impl: str = "best", threads: Optional[int] = None):
     """tcgen05.cp decompression: b4x16_p64 / b6x16_p32 bytes (a multiple of 16)
     to b8x16 containers (uint8, same length). 4-bit codes sit in bits [5:2];
     6-bit codes as `fp6_container` says (low6: [5:0], mid6: [6:1])."""
-    p = _codes_u8(packed, "packed")
+    arr = _codes_in(packed, "packed")
+    p = arr.a
     out = np.empty(p.size, dtype=np.uint8)
-    _mxpack.decompress(layout, p, out, fp6_container, impl)
-    return out
+    _mxpack.decompress(layout, p, out, fp6_container, impl, _threads(threads))
+    return wrap(out, arr.kind)
 
 
-def compress(b8x16: np.ndarray, layout: str, fp6_container: str = "low6", *,
-             impl: str = "best") -> np.ndarray:
+def compress(b8x16, layout: str, fp6_container: str = "low6", *,
+             impl: str = "best", threads: Optional[int] = None):
     """Inverse of decompress(): containers to b4x16_p64 / b6x16_p32 bytes."""
-    b = _codes_u8(b8x16, "b8x16")
+    arr = _codes_in(b8x16, "b8x16")
+    b = arr.a
     out = np.empty(b.size, dtype=np.uint8)
-    _mxpack.compress(layout, b, out, fp6_container, impl)
-    return out
+    _mxpack.compress(layout, b, out, fp6_container, impl, _threads(threads))
+    return wrap(out, arr.kind)
 
 
-def encode_packed(x: np.ndarray, fmt: str, layout: str, rounding: str = "rn",
+def encode_packed(x, fmt: str, layout: str, rounding: str = "rn",
                   saturation: str = "satfinite", relu: bool = False, *,
                   src: Optional[str] = None, seed: int = 0,
-                  rbits: Optional[np.ndarray] = None,
-                  overflow_tie: str = "even", impl: str = "best") -> np.ndarray:
+                  rbits=None, overflow_tie: str = "even", impl: str = "best",
+                  threads: Optional[int] = None):
     """Encodes `x` (C order) to `fmt` (e2m1 for 4-bit layouts, e2m3/e3m2 for
     6-bit ones) and packs the codes into `layout` in one pass. Returns uint8
-    of packed_bytes(layout, x.size) bytes; the final group is zero-padded."""
-    x = _check_array(x, "x")
-    from_fmt = _source_format(x, src, "x")
+    of packed_bytes(layout, x.size) bytes; the final group is zero-padded
+    (torch in: a torch tensor, float4_e2m1fn_x2 for dense4)."""
+    arr = _input(x, "x")
+    x = arr.a
+    from_fmt = _source_format(x, _hinted(arr, src), "x")
     elem = _canonical_arg(fmt, "fmt")
+    nt = _threads(threads)
     out = np.empty(_mxpack.packed_bytes(layout, x.size), dtype=np.uint8)
-    rb = _policy_rbits(from_fmt, elem, x.size, rounding, seed, rbits)
+    rb = _policy_rbits(from_fmt, elem, x.size, rounding, seed, rbits, nt)
     _mxpack.encode_packed(from_fmt, elem, layout, _raw(x), out, rounding,
-                          saturation, bool(relu), overflow_tie, rb, impl)
-    return out
+                          saturation, bool(relu), overflow_tie, rb, impl, nt)
+    return wrap(out, arr.kind, _packed_fmt(layout, arr.kind))
 
 
-def decode_packed(packed: np.ndarray, fmt: str, layout: str,
+def decode_packed(packed, fmt: str, layout: str,
                   count: Optional[int] = None, to=np.float32, *,
-                  impl: str = "best") -> np.ndarray:
+                  impl: str = "best", threads: Optional[int] = None):
     """Decodes `count` packed elements of `fmt` (default: every whole element)
     to `to` (float32, float16 or bfloat16) in one pass."""
-    p = _codes_u8(packed, "packed")
+    arr = _codes_in(packed, "packed")
+    p = arr.a
     n = _mxpack.whole_elements(layout, p.size) if count is None else int(count)
     if n < 0:
         raise ValueError(f"count: expected >= 0, got {n}")
     to_fmt = _canonical_arg(to, "to")
     out = np.empty(n, dtype=_RAW[_mxpack.format_info(to_fmt)["storage_bytes"]])
-    _mxpack.decode_packed(layout, _canonical_arg(fmt, "fmt"), to_fmt, p, out, impl)
+    _mxpack.decode_packed(layout, _canonical_arg(fmt, "fmt"), to_fmt, p, out, impl,
+                          _threads(threads))
+    if arr.kind == TORCH:
+        return wrap(out, TORCH, to_fmt)
     return _wrap(out, to_fmt, False)
 
 
-def decode_containers(b8x16: np.ndarray, fmt: str, to=np.float32,
+def decode_containers(b8x16, fmt: str, to=np.float32,
                       fp6_container: str = "low6", *,
-                      impl: str = "best") -> np.ndarray:
+                      impl: str = "best", threads: Optional[int] = None):
     """Decodes tcgen05.cp containers (one per byte) of `fmt` to `to`."""
-    b = _codes_u8(b8x16, "b8x16")
+    arr = _codes_in(b8x16, "b8x16")
+    b = arr.a
     to_fmt = _canonical_arg(to, "to")
     out = np.empty(b.shape, dtype=_RAW[_mxpack.format_info(to_fmt)["storage_bytes"]])
     _mxpack.decode_containers(_canonical_arg(fmt, "fmt"), to_fmt, b, out,
-                              fp6_container, impl)
+                              fp6_container, impl, _threads(threads))
+    if arr.kind == TORCH:
+        return wrap(out, TORCH, to_fmt)
     return _wrap(out, to_fmt, False)
 
 
@@ -379,10 +474,9 @@ def reduce_spec(ptx: Optional[str] = None, model: str = "sequential", *,
     return dict(_mxpack.reduce_spec(ptx or "", type or "", op, acc, model))
 
 
-def reduce(replicas: Union[Sequence[np.ndarray], np.ndarray],
-           ptx: Optional[str] = None, model: str = "sequential", *,
+def reduce(replicas, ptx: Optional[str] = None, model: str = "sequential", *,
            type: Optional[str] = None, op: str = "add", acc: str = "none",
-           impl: str = "best") -> np.ndarray:
+           impl: str = "best", threads: Optional[int] = None):
     """multimem.ld_reduce over N replicas (host model, docs/semantics.md section 4).
 
     `replicas` is a sequence of equally shaped arrays (or one array whose
@@ -392,20 +486,28 @@ def reduce(replicas: Union[Sequence[np.ndarray], np.ndarray],
     sequential (default), tree, exact or nccl. Element dtypes: the element's
     float dtype (float16/32/64, bfloat16, float8_*) or unsigned integer
     codes of the element size (signed integers for s32/s64). Returns an array
-    of replicas[0]'s dtype and shape."""
-    if isinstance(replicas, np.ndarray):
-        if replicas.ndim < 2:
+    of replicas[0]'s dtype and shape (torch tensors in: a torch tensor)."""
+    if isinstance(replicas, (list, tuple)):
+        ins = [_input(r, f"replicas[{i}]") for i, r in enumerate(replicas)]
+    else:
+        whole = _input(replicas, "replicas")
+        if whole.a.ndim < 2:
             raise ValueError(
                 f"replicas: expected a sequence of arrays or an array with a "
-                f"replica axis (ndim >= 2), got ndim {replicas.ndim}")
-        reps = [replicas[i] for i in range(replicas.shape[0])]
-    else:
-        reps = list(replicas)
-    if not reps:
+                f"replica axis (ndim >= 2), got ndim {whole.a.ndim}")
+        ins = [whole._replace(a=whole.a[i]) for i in range(whole.a.shape[0])]
+    if not ins:
         raise ValueError("replicas: expected at least one replica, got 0")
-    for i, r in enumerate(reps):
-        _check_array(r, f"replicas[{i}]")
+    reps = [r.a for r in ins]
     info = _mxpack.reduce_spec(ptx or "", type or "", op, acc, model)
+    hint = ins[0].fmt
+    for i, r in enumerate(ins):
+        if r.fmt != hint:
+            raise TypeError(f"replicas[{i}]: expected the dtype of replicas[0]")
+    if hint is not None and (not info["is_float"] or hint != info["element"]):
+        want = info["element"] if info["is_float"] else "integer"
+        raise TypeError(f"replicas: the tensors hold {hint} values, but "
+                        f"{info['type']} elements are {want}")
     dt0 = reps[0].dtype
     for i, r in enumerate(reps):
         if r.dtype != dt0 or r.shape != reps[0].shape:
@@ -429,8 +531,8 @@ def reduce(replicas: Union[Sequence[np.ndarray], np.ndarray],
             f"{info['access_elements']}-element access of {ptx}")
     out = np.empty(reps[0].shape, dtype=dt0)
     _mxpack.reduce(ptx or "", type or "", op, acc, model,
-                   [_raw(r) for r in reps], _raw(out), impl)
-    return out
+                   [_raw(r) for r in reps], _raw(out), impl, _threads(threads))
+    return wrap(out, ins[0].kind, hint)
 
 
 class PtxCheckResult(NamedTuple):
@@ -497,12 +599,17 @@ class QuantizedTensor:
       stats: error statistics against the input (dict: elements,
         nan_inf_inputs, nan_outputs, saturated, max_abs_error, rmse,
         signal_power, sqnr_db), or None when quantize(stats=False).
+      kind: "torch" when quantized from a torch tensor: elements, scales and
+        dequantize() are then torch tensors over the same bytes (elements
+        float8_e4m3fn / float8_e5m2 for MXFP8 codes, float4_e2m1fn_x2 for
+        dense4, else uint8; scales float8_e8m0fnu, or float8_e4m3fn for the
+        NVFP4 ue4m3 codes, whose sign bit is 0).
     """
 
-    def __init__(self, format: str, shape, elements: np.ndarray, scales: np.ndarray,
+    def __init__(self, format: str, shape, elements, scales,
                  tensor_scale: float = 1.0, *, scale_mode: Optional[str] = None,
                  layout: str = "codes", scale_layout: str = "linear",
-                 stats: Optional[dict] = None):
+                 stats: Optional[dict] = None, kind: Optional[str] = None):
         self.shape = tuple(int(d) for d in shape)
         self.rows, self.cols = _rows_cols(self.shape, "shape")
         info = _mxpack.mx_shape(format, layout, scale_layout, self.rows, self.cols)
@@ -511,37 +618,58 @@ class QuantizedTensor:
         self.scale_layout = info["scale_layout"]
         self.scale_mode = scale_mode or _mxpack.mx_format_info(format)["default_scale_mode"]
         self.block_size = info["block"]
-        self.elements = _codes_u8(elements, "elements")
-        self.scales = _codes_u8(scales, "scales")
-        for arr, key, arg in ((self.elements, "element_bytes", "elements"),
-                              (self.scales, "scale_bytes", "scales")):
+        e_in, s_in = _codes_in(elements, "elements"), _codes_in(scales, "scales")
+        self._elements, self._scales = e_in.a, s_in.a
+        self.kind = kind or e_in.kind
+        for arr, key, arg in ((self._elements, "element_bytes", "elements"),
+                              (self._scales, "scale_bytes", "scales")):
             if arr.size != info[key]:
                 raise ValueError(f"{arg}: expected {info[key]} bytes for {self.format} "
                                  f"{self.shape} ({layout}/{scale_layout}), got {arr.size}")
         self.tensor_scale = float(tensor_scale)
         self.stats = stats
 
+    @property
+    def elements(self):
+        if self.kind != TORCH:
+            return self._elements
+        elem = _mxpack.mx_format_info(self.format)["element"]
+        fmt = {"codes": elem if elem in ("e4m3", "e5m2") else None,
+               "dense4": "e2m1x2"}.get(self.layout)
+        return wrap(self._elements, TORCH, fmt)
+
+    @property
+    def scales(self):
+        if self.kind != TORCH:
+            return self._scales
+        return wrap(self._scales, TORCH, "e4m3" if self.format == "nvfp4" else "ue8m0")
+
     def _args(self):
         return (self.format, self.layout, self.scale_layout, self.rows, self.cols,
-                self.elements, self.scales, self.tensor_scale)
+                self._elements, self._scales, self.tensor_scale)
 
-    def dequantize(self, to=np.float32, *, impl: str = "best") -> np.ndarray:
+    def dequantize(self, to=np.float32, *, impl: str = "best",
+                   threads: Optional[int] = None):
         """The dequantized tensor in `to` (float32, float64, float16 or
-        bfloat16) with the original shape (mxpack::DequantizeMx: f64 exact,
-        f32 exact for MX within f32 range)."""
+        bfloat16; a dtype, torch dtype or format name) with the original
+        shape (mxpack::DequantizeMx: f64 exact, f32 exact for MX within f32
+        range); a torch tensor when quantized from one."""
         to_fmt = _canonical_arg(to, "to")
         out = np.empty(self.shape, dtype=_RAW[_mxpack.format_info(to_fmt)["storage_bytes"]])
         f, l, sl, r, c, e, s, t = self._args()
-        _mxpack.dequantize(f, l, sl, r, c, e, s, t, to_fmt, out, impl)
+        _mxpack.dequantize(f, l, sl, r, c, e, s, t, to_fmt, out, impl, _threads(threads))
+        if self.kind == TORCH:
+            return wrap(out, TORCH, to_fmt)
         return _wrap(out, to_fmt, False)
 
-    def error_stats(self, x: np.ndarray) -> dict:
+    def error_stats(self, x) -> dict:
         """Error statistics of this tensor against the input `x`
         (mxpack::ComputeMxErrorStats against the f64 dequantization)."""
-        x = _check_array(x, "x")
+        arr = _input(x, "x")
+        x = arr.a
         if tuple(x.shape) != self.shape:
             raise ValueError(f"x: expected shape {self.shape}, got {tuple(x.shape)}")
-        src = _source_format(x, None, "x")
+        src = _source_format(x, _hinted(arr, None), "x")
         return dict(_mxpack.error_stats(src, _raw(x), *self._args()))
 
     def __repr__(self) -> str:
@@ -550,10 +678,11 @@ class QuantizedTensor:
                 f"scale_layout={self.scale_layout!r}, tensor_scale={self.tensor_scale})")
 
 
-def quantize(x: np.ndarray, format: str, scale_mode: Optional[str] = None,
+def quantize(x, format: str, scale_mode: Optional[str] = None,
              layout: str = "codes", scale_layout: str = "linear", *,
              tensor_scale: Optional[float] = None, stats: bool = True,
-             src: Optional[str] = None, impl: str = "best") -> QuantizedTensor:
+             src: Optional[str] = None, impl: str = "best",
+             threads: Optional[int] = None) -> QuantizedTensor:
     """MX / NVFP4 block quantization of `x` (float32, bfloat16 or float16)
     along its last axis (mxpack::QuantizeMx).
 
@@ -562,14 +691,19 @@ def quantize(x: np.ndarray, format: str, scale_mode: Optional[str] = None,
     layout: codes, dense4, dense6, b4x16_p64, b6x16_p32 (element bytes).
     scale_layout: linear or tcgen05 (block-scaled MMA scale tiles).
     tensor_scale: NVFP4 only; default amax / 2688 over the finite inputs.
-    stats: compute error statistics (QuantizedTensor.stats)."""
-    x = _check_array(x, "x")
-    from_fmt = _source_format(x, src, "x")
+    stats: compute error statistics (QuantizedTensor.stats; one thread, and
+      slower than quantizing).
+    threads: rows of large tensors are split over this many threads (None:
+      every core); the bytes do not depend on it."""
+    arr = _input(x, "x")
+    x = arr.a
+    from_fmt = _source_format(x, _hinted(arr, src), "x")
     rows, cols = _rows_cols(x.shape, "x")
     raw = _raw(x)
     elements, scales, ts, mode = _mxpack.quantize(
         format, from_fmt, raw, rows, cols, scale_mode or "", layout, scale_layout,
-        None if tensor_scale is None else float(tensor_scale), impl)
+        None if tensor_scale is None else float(tensor_scale), impl,
+        _threads(threads))
     info = _mxpack.mx_shape(format, layout, scale_layout, rows, cols)
     elements = elements.reshape(rows, info["element_row_bytes"])
     if info["scale_layout"] == "tcgen05":
@@ -577,17 +711,19 @@ def quantize(x: np.ndarray, format: str, scale_mode: Optional[str] = None,
     else:
         scales = scales.reshape(rows, info["blocks_per_row"])
     q = QuantizedTensor(format, x.shape, elements, scales, ts, scale_mode=mode,
-                        layout=layout, scale_layout=scale_layout)
+                        layout=layout, scale_layout=scale_layout, kind=arr.kind)
     if stats:
         q.stats = dict(_mxpack.error_stats(from_fmt, raw, *q._args()))
     return q
 
 
-def nvfp4_tensor_scale(x: np.ndarray, *, impl: str = "best") -> float:
+def nvfp4_tensor_scale(x, *, impl: str = "best", threads: Optional[int] = None) -> float:
     """The NVFP4 tensor scale quantize() uses: amax over finite values / 2688
     (f32), or 1.0 when that amax is 0."""
-    x = _check_array(x, "x")
-    return float(_mxpack.nvfp4_tensor_scale(_source_format(x, None, "x"), _raw(x), impl))
+    arr = _input(x, "x")
+    return float(_mxpack.nvfp4_tensor_scale(
+        _source_format(arr.a, _hinted(arr, None), "x"), _raw(arr.a), impl,
+        _threads(threads)))
 
 
 # ---------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // Shared helpers of the nanobind module: numpy buffers as byte spans (with
 // the contiguity check that names the argument), absl::Status -> Python
-// exceptions, and name parsing with the argument name in the message.
+// exceptions, name parsing with the argument name in the message, and the
+// split of large calls over threads.
 #ifndef MXPACK_PYTHON_SRC_BIND_UTIL_H_
 #define MXPACK_PYTHON_SRC_BIND_UTIL_H_
 
@@ -9,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -57,6 +59,25 @@ Impl ParseImplArg(const std::string& name);
 
 // A format name or ml_dtypes alias (ValueError prefixed with `arg`).
 Format ParseFormatArg(const std::string& name, absl::string_view arg);
+
+// Threads of a call: `threads`, or every core for 0.
+size_t ResolveThreads(size_t threads);
+
+// Units (elements, bytes or rows) below which a call runs on one thread: the
+// thread start-up costs more than the work it would share.
+inline constexpr size_t kMinUnitsPerChunk = size_t{1} << 16;
+
+// Splits [0, n) into chunks whose boundaries are multiples of `grain` and
+// runs part(begin, end) for each on up to `threads` threads (0: every core);
+// call without the GIL. Each chunk writes its own disjoint part of the
+// output, so the result does not depend on the thread count. Runs whole()
+// instead when one thread suffices, and again after a failed chunk, so that
+// an error reads exactly as the single call's (offsets into the whole
+// array).
+absl::Status RunChunked(size_t threads, size_t n, size_t grain,
+                        size_t min_units,
+                        const std::function<absl::Status(size_t, size_t)>& part,
+                        const std::function<absl::Status()>& whole);
 
 // Parts of the module defined in other files.
 void BindMx(nb::module_& m);

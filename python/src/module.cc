@@ -1,17 +1,21 @@
 // The nanobind module mxpack._mxpack: thin wrappers over the C++ public API
 // (formats, conversions, packed layouts, multimem reductions, PTX checks).
-// Arrays arrive as raw integer views of C-contiguous numpy buffers (the
-// Python layer maps dtypes to formats and allocates outputs); every kernel
-// runs with the GIL released and writes the caller's buffer in place.
+// Arrays arrive as raw integer views of C-contiguous CPU buffers (the Python
+// layer maps numpy / torch / DLPack dtypes to formats and allocates outputs);
+// every kernel runs with the GIL released, writes the caller's buffer in
+// place and, for large arrays, splits the work over a thread pool (chunks at
+// element-group boundaries, so results do not depend on the thread count).
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -28,6 +32,7 @@
 #include "mxpack/scalar.h"
 #include "mxpack/tcgen05.h"
 #include "python/src/bind_util.h"
+#include "src/util/thread_pool.h"
 
 namespace mxpack::python {
 
@@ -72,6 +77,36 @@ void CheckContiguous(size_t ndim, const size_t* shape, const int64_t* strides,
   throw nb::value_error(msg.c_str());
 }
 
+size_t ResolveThreads(size_t threads) {
+  if (threads != 0) return threads;
+  return std::max<size_t>(1, std::thread::hardware_concurrency());
+}
+
+absl::Status RunChunked(size_t threads, size_t n, size_t grain,
+                        size_t min_units,
+                        const std::function<absl::Status(size_t, size_t)>& part,
+                        const std::function<absl::Status()>& whole) {
+  const size_t t = ResolveThreads(threads);
+  if (t <= 1 || n < 2 * min_units) return whole();
+  // About four chunks per thread evens out a core that is busy elsewhere;
+  // chunk boundaries are multiples of `grain` (whole element groups).
+  size_t chunk = std::max(min_units, (n + 4 * t - 1) / (4 * t));
+  chunk = (chunk + grain - 1) / grain * grain;
+  const size_t chunks = (n + chunk - 1) / chunk;
+  if (chunks <= 1) return whole();
+  std::vector<absl::Status> status(chunks);
+  {
+    internal::ThreadPool pool(std::min(t, chunks));
+    pool.ParallelFor(chunks, [&](size_t i) {
+      status[i] = part(i * chunk, std::min(n, (i + 1) * chunk));
+    });
+  }
+  for (const absl::Status& s : status) {
+    if (!s.ok()) return whole();
+  }
+  return absl::OkStatus();
+}
+
 namespace {
 
 template <typename A>
@@ -110,12 +145,11 @@ absl::Span<const uint32_t> RandomWords(const nb::handle& rbits) {
 }
 
 Impl ParseImplArg(const std::string& name) {
-  return ValueOrThrow(
-      [&]() -> absl::StatusOr<Impl> {
-        absl::StatusOr<Impl> i = ParseImpl(name);
-        if (!i.ok()) return Prefixed("impl", i.status());
-        return i;
-      }());
+  return ValueOrThrow([&]() -> absl::StatusOr<Impl> {
+    absl::StatusOr<Impl> i = ParseImpl(name);
+    if (!i.ok()) return Prefixed("impl", i.status());
+    return i;
+  }());
 }
 
 Format ParseFormatArg(const std::string& name, absl::string_view arg) {
@@ -185,7 +219,7 @@ nb::dict FormatInfo(const std::string& name) {
   d["has_sign"] = t.has_sign;
   d["has_inf"] = t.has_inf;
   d["has_subnormals"] = t.has_subnormals;
-  d["nan"] = t.nan == NanKind::kNone ? "none"
+  d["nan"] = t.nan == NanKind::kNone   ? "none"
              : t.nan == NanKind::kIeee ? "ieee"
                                        : "all_ones";
   d["max_code"] = t.max_code;
@@ -200,7 +234,8 @@ std::string CanonicalFormat(const std::string& name, const std::string& arg) {
 }
 
 bool IsExact(const std::string& src, const std::string& dst) {
-  return IsExactConversion(ParseFormatArg(src, "src"), ParseFormatArg(dst, "fmt"));
+  return IsExactConversion(ParseFormatArg(src, "src"),
+                           ParseFormatArg(dst, "fmt"));
 }
 
 // Whole elements `bytes` of a layout hold (what `mxpack unpack` reads
@@ -243,11 +278,28 @@ std::vector<std::string> TargetNames() {
   return names;
 }
 
+// Bytes of one element of `f` as stored in arrays.
+size_t StorageBytes(Format f) {
+  return static_cast<size_t>(Traits(f).storage_bytes);
+}
+
+// The element range [b, e) of a buffer of `bytes`-sized elements.
+template <typename T>
+absl::Span<T> Elements(absl::Span<T> s, size_t bytes, size_t b, size_t e) {
+  return s.subspan(b * bytes, (e - b) * bytes);
+}
+
+// The element range [b, e) of one random word per element (none: empty).
+absl::Span<const uint32_t> Words(absl::Span<const uint32_t> rb, size_t b,
+                                 size_t e) {
+  return rb.empty() ? rb : rb.subspan(b, e - b);
+}
+
 void Convert(const std::string& src, const std::string& dst, const InArray& x,
              const OutArray& out, const std::string& rounding,
              const std::string& saturation, bool relu,
              const std::string& overflow_tie, nb::handle rbits,
-             const std::string& impl) {
+             const std::string& impl, size_t threads) {
   const Format from = ParseFormatArg(src, "src");
   const Format to = ParseFormatArg(dst, "fmt");
   const EncodePolicy p = ParsePolicy(rounding, saturation, relu, overflow_tie);
@@ -255,18 +307,40 @@ void Convert(const std::string& src, const std::string& dst, const InArray& x,
   const absl::Span<const uint8_t> in = InBytes(x, "x");
   const absl::Span<uint8_t> o = OutBytes(out, "out");
   const absl::Span<const uint32_t> rb = RandomWords(rbits);
-  RunReleased([&] { return ConvertArray(from, to, p, in, o, rb, im); });
+  const size_t sb = StorageBytes(from), db = StorageBytes(to);
+  const size_t n = in.size() / sb;
+  // Chunks only where the sizes agree (otherwise the single call reports it).
+  const bool split =
+      in.size() % sb == 0 && o.size() == n * db &&
+      (rb.empty() ? p.rounding != Rounding::kRS : rb.size() == n);
+  RunReleased([&] {
+    auto whole = [&] { return ConvertArray(from, to, p, in, o, rb, im); };
+    if (!split) return whole();
+    return RunChunked(
+        threads, n, 64, kMinUnitsPerChunk,
+        [&](size_t b, size_t e) {
+          return ConvertArray(from, to, p, Elements(in, sb, b, e),
+                              Elements(o, db, b, e), Words(rb, b, e), im);
+        },
+        whole);
+  });
 }
 
-void FillRandomBits(uint64_t seed, const OutArray& out) {
+void FillRandomBits(uint64_t seed, const OutArray& out, size_t threads) {
   if (out.dtype() != nb::dtype<uint32_t>()) {
     throw nb::type_error("out: expected a uint32 array");
   }
   const absl::Span<uint8_t> o = OutBytes(out, "out");
   uint32_t* w = reinterpret_cast<uint32_t*>(o.data());
   const size_t n = o.size() / 4;
-  nb::gil_scoped_release release;
-  for (size_t i = 0; i < n; ++i) w[i] = RandomBits(seed, i);
+  auto fill = [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) w[i] = RandomBits(seed, i);
+    return absl::OkStatus();
+  };
+  RunReleased([&] {
+    return RunChunked(threads, n, 64, kMinUnitsPerChunk, fill,
+                      [&] { return fill(0, n); });
+  });
 }
 
 bool HasSimd(const std::string& src, const std::string& dst,
@@ -288,44 +362,93 @@ size_t PackedBytesOf(const std::string& layout, size_t n) {
   return PackedBytes(ParseLayoutArg(layout, "layout"), n);
 }
 
+// Element chunks of packed layouts end on multiples of 64 elements: whole
+// groups of every layout (dense4 32 bytes, dense6 48, padded 64), so
+// PackedBytes(l, b) is the byte offset of element b.
+constexpr size_t kPackedGrain = 64;
+
+// The packed bytes of elements [b, e) (b a multiple of kPackedGrain).
+template <typename T>
+absl::Span<T> PackedRange(Layout l, absl::Span<T> s, size_t b, size_t e) {
+  const size_t pb = PackedBytes(l, b);
+  return s.subspan(pb, PackedBytes(l, e) - pb);
+}
+
 void PackArr(const std::string& layout, const InArray& codes,
-             const OutArray& packed, const std::string& impl) {
+             const OutArray& packed, const std::string& impl, size_t threads) {
   const Layout l = ParseLayoutArg(layout, "layout");
   const Impl im = ParseImplArg(impl);
   const auto c = InBytes(codes, "codes");
   const auto p = OutBytes(packed, "out");
-  RunReleased([&] { return Pack(l, c, p, im); });
+  const size_t n = c.size();
+  RunReleased([&] {
+    auto whole = [&] { return Pack(l, c, p, im); };
+    if (p.size() != PackedBytes(l, n)) return whole();
+    return RunChunked(
+        threads, n, kPackedGrain, kMinUnitsPerChunk,
+        [&](size_t b, size_t e) {
+          return Pack(l, c.subspan(b, e - b), PackedRange(l, p, b, e), im);
+        },
+        whole);
+  });
 }
 
 void UnpackArr(const std::string& layout, const InArray& packed,
-               const OutArray& codes, const std::string& impl) {
+               const OutArray& codes, const std::string& impl, size_t threads) {
   const Layout l = ParseLayoutArg(layout, "layout");
   const Impl im = ParseImplArg(impl);
   const auto p = InBytes(packed, "packed");
   const auto c = OutBytes(codes, "out");
-  RunReleased([&] { return Unpack(l, p, c, im); });
+  const size_t n = c.size();
+  RunReleased([&] {
+    auto whole = [&] { return Unpack(l, p, c, im); };
+    if (p.size() != PackedBytes(l, n)) return whole();
+    return RunChunked(
+        threads, n, kPackedGrain, kMinUnitsPerChunk,
+        [&](size_t b, size_t e) {
+          return Unpack(l, PackedRange(l, p, b, e), c.subspan(b, e - b), im);
+        },
+        whole);
+  });
+}
+
+// Byte-for-byte transforms of whole 16-byte groups (tcgen05.cp containers).
+template <typename F>
+absl::Status RunGroups(size_t threads, size_t in_bytes, size_t out_bytes,
+                       const F& f) {
+  auto whole = [&] { return f(0, in_bytes); };
+  if (in_bytes != out_bytes) return whole();
+  return RunChunked(threads, in_bytes, 64, kMinUnitsPerChunk, f, whole);
 }
 
 void DecompressArr(const std::string& layout, const InArray& packed,
                    const OutArray& b8x16, const std::string& container,
-                   const std::string& impl) {
+                   const std::string& impl, size_t threads) {
   const Layout l = ParseLayoutArg(layout, "layout");
   const Fp6Container c = ParseContainerArg(container);
   const Impl im = ParseImplArg(impl);
   const auto p = InBytes(packed, "packed");
   const auto o = OutBytes(b8x16, "out");
-  RunReleased([&] { return Decompress(l, p, o, c, im); });
+  RunReleased([&] {
+    return RunGroups(threads, p.size(), o.size(), [&](size_t b, size_t e) {
+      return Decompress(l, p.subspan(b, e - b), o.subspan(b, e - b), c, im);
+    });
+  });
 }
 
 void CompressArr(const std::string& layout, const InArray& b8x16,
                  const OutArray& packed, const std::string& container,
-                 const std::string& impl) {
+                 const std::string& impl, size_t threads) {
   const Layout l = ParseLayoutArg(layout, "layout");
   const Fp6Container c = ParseContainerArg(container);
   const Impl im = ParseImplArg(impl);
-  const auto b = InBytes(b8x16, "b8x16");
+  const auto b8 = InBytes(b8x16, "b8x16");
   const auto o = OutBytes(packed, "out");
-  RunReleased([&] { return Compress(l, b, o, c, im); });
+  RunReleased([&] {
+    return RunGroups(threads, b8.size(), o.size(), [&](size_t b, size_t e) {
+      return Compress(l, b8.subspan(b, e - b), o.subspan(b, e - b), c, im);
+    });
+  });
 }
 
 void EncodePackedArr(const std::string& src, const std::string& elem,
@@ -333,7 +456,7 @@ void EncodePackedArr(const std::string& src, const std::string& elem,
                      const OutArray& packed, const std::string& rounding,
                      const std::string& saturation, bool relu,
                      const std::string& overflow_tie, nb::handle rbits,
-                     const std::string& impl) {
+                     const std::string& impl, size_t threads) {
   const Format from = ParseFormatArg(src, "src");
   const Format e = ParseFormatArg(elem, "fmt");
   const Layout l = ParseLayoutArg(layout, "layout");
@@ -342,31 +465,73 @@ void EncodePackedArr(const std::string& src, const std::string& elem,
   const auto in = InBytes(x, "x");
   const auto o = OutBytes(packed, "out");
   const auto rb = RandomWords(rbits);
-  RunReleased([&] { return EncodePacked(from, e, l, p, in, o, rb, im); });
+  const size_t sb = StorageBytes(from);
+  const size_t n = in.size() / sb;
+  const bool split =
+      in.size() % sb == 0 && o.size() == PackedBytes(l, n) &&
+      (rb.empty() ? p.rounding != Rounding::kRS : rb.size() == n);
+  RunReleased([&] {
+    auto whole = [&] { return EncodePacked(from, e, l, p, in, o, rb, im); };
+    if (!split) return whole();
+    return RunChunked(
+        threads, n, kPackedGrain, kMinUnitsPerChunk,
+        [&](size_t b, size_t end) {
+          return EncodePacked(from, e, l, p, Elements(in, sb, b, end),
+                              PackedRange(l, o, b, end), Words(rb, b, end), im);
+        },
+        whole);
+  });
 }
 
 void DecodePackedArr(const std::string& layout, const std::string& elem,
                      const std::string& to, const InArray& packed,
-                     const OutArray& out, const std::string& impl) {
+                     const OutArray& out, const std::string& impl,
+                     size_t threads) {
   const Layout l = ParseLayoutArg(layout, "layout");
   const Format e = ParseFormatArg(elem, "fmt");
   const Format t = ParseFormatArg(to, "to");
   const Impl im = ParseImplArg(impl);
   const auto p = InBytes(packed, "packed");
   const auto o = OutBytes(out, "out");
-  RunReleased([&] { return DecodePacked(l, e, t, p, o, im); });
+  const size_t db = StorageBytes(t);
+  const size_t n = o.size() / db;
+  const bool split = o.size() % db == 0 && p.size() == PackedBytes(l, n);
+  RunReleased([&] {
+    auto whole = [&] { return DecodePacked(l, e, t, p, o, im); };
+    if (!split) return whole();
+    return RunChunked(
+        threads, n, kPackedGrain, kMinUnitsPerChunk,
+        [&](size_t b, size_t end) {
+          return DecodePacked(l, e, t, PackedRange(l, p, b, end),
+                              Elements(o, db, b, end), im);
+        },
+        whole);
+  });
 }
 
 void DecodeContainersArr(const std::string& elem, const std::string& to,
                          const InArray& b8x16, const OutArray& out,
-                         const std::string& container, const std::string& impl) {
+                         const std::string& container, const std::string& impl,
+                         size_t threads) {
   const Format e = ParseFormatArg(elem, "fmt");
   const Format t = ParseFormatArg(to, "to");
   const Fp6Container c = ParseContainerArg(container);
   const Impl im = ParseImplArg(impl);
-  const auto b = InBytes(b8x16, "b8x16");
+  const auto b8 = InBytes(b8x16, "b8x16");
   const auto o = OutBytes(out, "out");
-  RunReleased([&] { return DecodeContainers(e, t, b, o, c, im); });
+  const size_t db = StorageBytes(t);
+  const size_t n = b8.size();
+  RunReleased([&] {
+    auto whole = [&] { return DecodeContainers(e, t, b8, o, c, im); };
+    if (o.size() != n * db) return whole();
+    return RunChunked(
+        threads, n, 64, kMinUnitsPerChunk,
+        [&](size_t b, size_t end) {
+          return DecodeContainers(e, t, b8.subspan(b, end - b),
+                                  Elements(o, db, b, end), c, im);
+        },
+        whole);
+  });
 }
 
 // The reduction spec of a ld_reduce spelling or of (type, op, acc), as the
@@ -428,7 +593,8 @@ nb::dict ReduceSpecInfo(const std::string& ptx, const std::string& type,
   d["model"] = std::string(ReduceModelName(p.spec.model));
   d["is_float"] = t.is_float;
   d["is_signed"] = t.is_signed;
-  d["element"] = t.is_float ? std::string(FormatName(t.element)) : std::string();
+  d["element"] =
+      t.is_float ? std::string(FormatName(t.element)) : std::string();
   d["element_bytes"] = t.element_bytes;
   d["access_elements"] = p.access_elements;
   return d;
@@ -437,7 +603,7 @@ nb::dict ReduceSpecInfo(const std::string& ptx, const std::string& type,
 void Reduce(const std::string& ptx, const std::string& type,
             const std::string& op, const std::string& acc,
             const std::string& model, const std::vector<InArray>& replicas,
-            const OutArray& out, const std::string& impl) {
+            const OutArray& out, const std::string& impl, size_t threads) {
   const ParsedSpec p = ParseSpec(ptx, type, op, acc, model);
   const Impl im = ParseImplArg(impl);
   std::vector<absl::Span<const uint8_t>> spans;
@@ -445,7 +611,25 @@ void Reduce(const std::string& ptx, const std::string& type,
     spans.push_back(InBytes(replicas[i], absl::StrCat("replicas[", i, "]")));
   }
   const auto o = OutBytes(out, "out");
-  RunReleased([&] { return ReduceArrays(p.spec, spans, o, im); });
+  const size_t eb = MmTypeTraits(p.spec.type).element_bytes;
+  const size_t n = o.size() / eb;
+  bool split = !spans.empty() && o.size() % eb == 0;
+  for (const auto& s : spans) split = split && s.size() == o.size();
+  RunReleased([&] {
+    auto whole = [&] { return ReduceArrays(p.spec, spans, o, im); };
+    if (!split) return whole();
+    // Reductions are element-wise; 64 elements hold whole accesses of every
+    // vector width.
+    return RunChunked(
+        threads, n, 64, kMinUnitsPerChunk,
+        [&](size_t b, size_t e) {
+          std::vector<absl::Span<const uint8_t>> part;
+          part.reserve(spans.size());
+          for (const auto& s : spans) part.push_back(Elements(s, eb, b, e));
+          return ReduceArrays(p.spec, part, Elements(o, eb, b, e), im);
+        },
+        whole);
+  });
 }
 
 std::tuple<bool, std::string> PtxCheck(const std::string& spelling,
@@ -469,7 +653,8 @@ NB_MODULE(_mxpack, m) {
   // The tcgen05 family lives in a library member nothing else references.
   mxpack::RegisterTcgen05PtxFamily();
 
-  m.doc() = "Low-level bindings of the mxpack C++ library (use the mxpack package).";
+  m.doc() =
+      "Low-level bindings of the mxpack C++ library (use the mxpack package).";
   m.def("format_info", &py::FormatInfo, arg("fmt"),
         "Traits of a format (canonical name or ml_dtypes alias).");
   m.def("canonical_format", &py::CanonicalFormat, arg("name"), arg("arg"),
@@ -481,33 +666,38 @@ NB_MODULE(_mxpack, m) {
         "SIMD targets compiled in and supported by this CPU, best first.");
   m.def("convert", &py::Convert, arg("src"), arg("fmt"), arg("x"), arg("out"),
         arg("rounding"), arg("saturation"), arg("relu"), arg("overflow_tie"),
-        arg("rbits").none(), arg("impl"),
+        arg("rbits").none(), arg("impl"), arg("threads") = 1,
         "mxpack::ConvertArray over raw element buffers (GIL released).");
   m.def("random_bits", &py::FillRandomBits, arg("seed"), arg("out"),
+        arg("threads") = 1,
         "out[i] = mxpack::RandomBits(seed, i) (the CLI's --seed words).");
   m.def("has_simd_path", &py::HasSimd, arg("src"), arg("fmt"), arg("rounding"),
         arg("saturation"), arg("relu"), arg("overflow_tie"));
   m.def("validate_conversion", &py::ValidatePolicy, arg("src"), arg("fmt"),
         arg("rounding"), arg("saturation"), arg("relu"), arg("overflow_tie"));
   m.def("packed_bytes", &py::PackedBytesOf, arg("layout"), arg("n"));
-  m.def("pack", &py::PackArr, arg("layout"), arg("codes"), arg("out"), arg("impl"));
+  m.def("pack", &py::PackArr, arg("layout"), arg("codes"), arg("out"),
+        arg("impl"), arg("threads") = 1);
   m.def("unpack", &py::UnpackArr, arg("layout"), arg("packed"), arg("out"),
-        arg("impl"));
+        arg("impl"), arg("threads") = 1);
   m.def("decompress", &py::DecompressArr, arg("layout"), arg("packed"),
-        arg("out"), arg("fp6_container"), arg("impl"));
+        arg("out"), arg("fp6_container"), arg("impl"), arg("threads") = 1);
   m.def("compress", &py::CompressArr, arg("layout"), arg("b8x16"), arg("out"),
-        arg("fp6_container"), arg("impl"));
+        arg("fp6_container"), arg("impl"), arg("threads") = 1);
   m.def("encode_packed", &py::EncodePackedArr, arg("src"), arg("fmt"),
         arg("layout"), arg("x"), arg("out"), arg("rounding"), arg("saturation"),
-        arg("relu"), arg("overflow_tie"), arg("rbits").none(), arg("impl"));
+        arg("relu"), arg("overflow_tie"), arg("rbits").none(), arg("impl"),
+        arg("threads") = 1);
   m.def("decode_packed", &py::DecodePackedArr, arg("layout"), arg("fmt"),
-        arg("to"), arg("packed"), arg("out"), arg("impl"));
+        arg("to"), arg("packed"), arg("out"), arg("impl"), arg("threads") = 1);
   m.def("decode_containers", &py::DecodeContainersArr, arg("fmt"), arg("to"),
-        arg("b8x16"), arg("out"), arg("fp6_container"), arg("impl"));
+        arg("b8x16"), arg("out"), arg("fp6_container"), arg("impl"),
+        arg("threads") = 1);
   m.def("reduce_spec", &py::ReduceSpecInfo, arg("ptx"), arg("type"), arg("op"),
         arg("acc"), arg("model"));
   m.def("reduce", &py::Reduce, arg("ptx"), arg("type"), arg("op"), arg("acc"),
-        arg("model"), arg("replicas"), arg("out"), arg("impl"));
+        arg("model"), arg("replicas"), arg("out"), arg("impl"),
+        arg("threads") = 1);
   m.def("ptx_check", &py::PtxCheck, arg("spelling"), arg("target"),
         "mxpack::CheckPtx: (ok, text).");
   py::BindMx(m);

@@ -36,7 +36,7 @@ class Cli:
         return self.run(args, data).stdout
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def cli():
     return Cli(_cli_path())
 

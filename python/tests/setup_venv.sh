@@ -35,6 +35,34 @@ if ! "$venv/bin/python" -c "import numpy, ml_dtypes, safetensors, pytest, scikit
     numpy ml_dtypes safetensors pytest "scikit-build-core>=0.10" "nanobind>=2.0"
 fi
 
+# Optional peers of the torch tests (python/tests/test_torch*.py): torch and
+# torchao. torch comes from its CPU wheel index when that is reachable, else
+# from PyPI (whose wheel also pulls the CUDA libraries);
+# MXPACK_TORCH_INDEX=URL|pypi forces one. When no registry answers they stay
+# absent and those tests report "skipped" with the reason.
+install_torch() {  # install_torch URL|pypi
+  local index_args=()
+  [ "$1" = pypi ] || index_args=(--index-url "$1")
+  echo "installing torch from $1 into $venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --retries 1 \
+    --timeout 30 "${index_args[@]}" torch
+}
+if ! "$venv/bin/python" -c "import torch" 2>/dev/null; then
+  if [ -n "${MXPACK_TORCH_INDEX:-}" ]; then
+    install_torch "$MXPACK_TORCH_INDEX" || true
+  else
+    install_torch https://download.pytorch.org/whl/cpu || install_torch pypi || true
+  fi
+  "$venv/bin/python" -c "import torch" 2>/dev/null \
+    || echo "torch not installed (registries unreachable?): torch tests will be skipped"
+fi
+if "$venv/bin/python" -c "import torch" 2>/dev/null && \
+   ! "$venv/bin/python" -c "import torchao" 2>/dev/null; then
+  echo "installing torchao into $venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps torchao \
+    || echo "torchao not installed (registry unreachable?): torchao tests will be skipped"
+fi
+
 echo "pip install $src (build dir $build/py-build)"
 start=$(date +%s)
 CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \

@@ -233,7 +233,7 @@ def test_kernels_release_the_gil():
         done = threading.Event()
 
         def work():
-            mxpack.encode(x, "e4m3", out=out)
+            mxpack.encode(x, "e4m3", out=out, threads=1)   # in index order
             done.set()
 
         t = threading.Thread(target=work)
@@ -246,5 +246,6 @@ def test_kernels_release_the_gil():
         return seen
 
     # Several attempts: on a loaded machine the main thread may not be
-    # scheduled during one call; with the GIL held it never can observe this.
-    assert any(attempt() for _ in range(5))
+    # scheduled during one call; with the GIL held it never can observe this,
+    # so more attempts do not weaken the test.
+    assert any(attempt() for _ in range(20))

@@ -129,6 +129,28 @@ def test_quantize_model_options(checkpoint, tmp_path):
     assert safetensors_numpy.load_file(str(back))["layer0.weight"].dtype == np.float16
 
 
+def test_model_outputs_never_replace_inputs(checkpoint, tmp_path):
+    """docs/cli.md "Output files": an output that is the input (any spelling,
+    a hard link) or a directory is refused; a symbolic link is written through."""
+    src, _ = checkpoint
+    before = open(src, "rb").read()
+    d = os.path.dirname(src)
+    os.link(src, tmp_path / "hard.safetensors")
+    for out in (src, os.path.join(d, ".", os.path.basename(src)),
+                tmp_path / "hard.safetensors"):
+        with pytest.raises(ValueError, match="same file as input"):
+            mxpack.quantize_model(src, out)
+    with pytest.raises(ValueError, match="is a directory"):
+        mxpack.dequantize_model(src, tmp_path)
+    assert open(src, "rb").read() == before
+    os.symlink("target.safetensors", tmp_path / "link.safetensors")
+    (tmp_path / "target.safetensors").write_bytes(b"old")
+    mxpack.quantize_model(src, tmp_path / "link.safetensors")
+    assert os.path.islink(tmp_path / "link.safetensors")
+    assert (tmp_path / "target.safetensors").read_bytes()[:8] != b"old"
+    assert not [p for p in os.listdir(tmp_path) if "mxpack-tmp" in p]
+
+
 def test_quantize_model_errors(checkpoint, tmp_path):
     src, _ = checkpoint
     with pytest.raises(ValueError, match=r"format: .*'mxfp3'"):

@@ -139,7 +139,10 @@ def test_ptx_check_matches_cli(cli, spelling, target):
     r = mxpack.ptx_check(spelling, target)
     args = ["ptx-check"] + ([f"--target={target}"] if target else []) + [spelling]
     c = cli.run(args, check=False)
-    assert c.returncode in (0, 1)
+    # 0 legal, 1 illegal, 2 not checkable (an unknown family is an input
+    # error of the CLI, docs/cli.md); the binding reports the last two as
+    # not ok with the same text.
+    assert c.returncode in (0, 1, 2)
     assert r.ok == (c.returncode == 0)
     assert bool(r) == r.ok
     cli_text = (c.stdout if r.ok else c.stderr).decode()

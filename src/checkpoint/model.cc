@@ -22,6 +22,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
+#include "src/util/output_file.h"
 #include "src/util/thread_pool.h"
 
 #ifndef MXPACK_LIB_VERSION
@@ -548,6 +549,7 @@ absl::StatusOr<ModelReport> RunFile(
     const std::string& in_path, const std::string& out_path,
     const std::function<absl::StatusOr<ModelOutput>(const SafetensorsView&)>& run) {
   const auto t0 = Clock::now();
+  if (absl::Status s = CheckOutputFiles({out_path}, {in_path}); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<MappedFile>> file = MappedFile::Open(in_path);
   if (!file.ok()) return file.status();
   absl::StatusOr<SafetensorsView> view = ParseSafetensors((*file)->bytes());

@@ -18,6 +18,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
+#include "src/util/output_file.h"
 
 namespace mxpack {
 namespace {
@@ -399,26 +400,15 @@ absl::Status WriteSafetensors(const std::string& path,
                               const std::map<std::string, std::string>& metadata) {
   absl::StatusOr<std::string> header = SafetensorsHeader(tensors, metadata);
   if (!header.ok()) return header.status();
-  const std::string tmp = absl::StrCat(path, ".mxpack-tmp");
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) {
-    return absl::PermissionDeniedError(absl::StrFormat(
-        "%s: cannot open for writing: %s", path, std::strerror(errno)));
-  }
-  bool ok = std::fwrite(header->data(), 1, header->size(), f) == header->size();
+  // Temporary file next to the destination, renamed into place; regular
+  // files only (src/util/output_file.h).
+  absl::StatusOr<std::unique_ptr<OutputFile>> f = OutputFile::Create(path);
+  if (!f.ok()) return f.status();
+  if (absl::Status s = (*f)->Write(*header); !s.ok()) return s;
   for (size_t i : StorageOrder(tensors)) {
-    const absl::Span<const uint8_t> d = tensors[i].data;
-    if (!ok) break;
-    ok = d.empty() || std::fwrite(d.data(), 1, d.size(), f) == d.size();
+    if (absl::Status s = (*f)->Write(tensors[i].data); !s.ok()) return s;
   }
-  const int err = errno;
-  if (std::fclose(f) != 0) ok = false;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return absl::DataLossError(
-        absl::StrFormat("%s: write error: %s", path, std::strerror(err)));
-  }
-  return absl::OkStatus();
+  return (*f)->Commit();
 }
 
 }  // namespace mxpack

@@ -1,16 +1,16 @@
-// Parser and validator of the multimem.* spellings and their target / PTX ISA
-// requirements.
+// Parser and validator of the multimem.* spellings (opcode and operands) and
+// their target / PTX ISA requirements.
 //
-// Source of every table below: PTX ISA 9.x, section 9.7.9.14 "Data Movement
-// and Conversion Instructions: multimem.ld_reduce, multimem.st,
-// multimem.red" (syntax block, the ".vec / base float-type" table, the ".op /
-// base type" table, the ".acc_prec" table, "PTX ISA Notes" and "Target ISA
-// Notes"), and the PTX 8.6 release notes ("Extends multimem.ld_reduce and
-// multimem.st instructions to support .e5m2, ... types"). docs/semantics.md section 4
-// restates the same rules; where the PTX text is self-contradictory (its
-// example "multimem.red.relaxed.gpu.max.f64" against ".redop = { .add }") we
-// follow the grammar and docs/semantics.md section 4: float red is .add only.
+// Sources: PTX ISA 9.x, section 9.7.9.14 "Data Movement and Conversion
+// Instructions: multimem.ld_reduce, multimem.st, multimem.red" (syntax
+// block, the ".vec / base float-type" table, the ".op / base type" table,
+// the ".acc_prec" table, "PTX ISA Notes" and "Target ISA Notes"), and the
+// installed ptxas (CUDA 13.0), which decides where it and the text differ:
+// docs/ptx_check.md lists each difference, docs/semantics.md section 4 the
+// rules in brief. tests/ptx/ compares this file with ptxas.
 #include <algorithm>
+#include <optional>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,8 +25,12 @@
 #include "absl/strings/strip.h"
 #include "mxpack/multimem.h"
 #include "mxpack/ptx_check.h"
+#include "src/multimem/parse_internal.h"
+#include "src/util/ptx_operands.h"
 
 namespace mxpack {
+
+using namespace multimem_internal;  // NOLINT: this domain's own helpers
 namespace {
 
 // name, bits, elements, float, signed, element format, element bytes.
@@ -50,22 +54,6 @@ constexpr MmTypeInfo kMmTypes[kNumMmTypes] = {
     {MmType::kE4M3x2, "e4m3x2", 16, 2, true, true, Format::kE4M3, 1},
     {MmType::kE4M3x4, "e4m3x4", 32, 4, true, true, Format::kE4M3, 1},
 };
-
-bool IsFp8(MmType t) {
-  const Format e = MmTypeTraits(t).element;
-  return MmTypeTraits(t).is_float && (e == Format::kE4M3 || e == Format::kE5M2);
-}
-bool IsHalf(MmType t) {
-  const Format e = MmTypeTraits(t).element;
-  return MmTypeTraits(t).is_float && (e == Format::kF16 || e == Format::kBF16);
-}
-
-absl::Status RuleError(MultimemRule rule, MultimemRule* out,
-                       const std::string& message) {
-  if (out != nullptr) *out = rule;
-  return absl::InvalidArgumentError(
-      absl::StrCat("[", MultimemRuleName(rule), "] ", message));
-}
 
 // The ".op / base type" table of 9.7.9.14 (ld_reduce, and red integer forms).
 //   .add           .u32 .u64 .s32 | .f16 .f16x2 .bf16 .bf16x2 .f32 .f64 fp8*
@@ -109,18 +97,18 @@ std::string OpTypeExpected(ReduceOp op) {
   return "";
 }
 
-// Grammar slots in order of appearance.
+// Qualifier kinds, in the order of the PTX syntax block.
 enum Slot { kSlotSem = 1, kSlotScope, kSlotSs, kSlotOp, kSlotAcc, kSlotVec, kSlotType };
 
 const char* SlotName(int slot) {
   switch (slot) {
-    case kSlotSem: return "semantics (.weak/.relaxed/.acquire/.release)";
-    case kSlotScope: return ".scope";
-    case kSlotSs: return ".ss (.global)";
-    case kSlotOp: return ".op";
-    case kSlotAcc: return ".acc_prec";
-    case kSlotVec: return ".vec";
-    case kSlotType: return ".type";
+    case kSlotSem: return "memory semantics (.weak/.relaxed/.acquire/.release)";
+    case kSlotScope: return "scope (.cta/.cluster/.gpu/.sys)";
+    case kSlotSs: return "state space (.global)";
+    case kSlotOp: return "operation (.add/.min/.max/.and/.or/.xor)";
+    case kSlotAcc: return "accumulation precision (.acc::f32/.acc::f16)";
+    case kSlotVec: return "vector width (.v2/.v4/.v8)";
+    case kSlotType: return "type";
   }
   return "?";
 }
@@ -228,7 +216,7 @@ absl::string_view AccPrecName(AccPrec a) {
 absl::string_view MultimemRuleName(MultimemRule r) {
   switch (r) {
     case MultimemRule::kSyntax: return "syntax";
-    case MultimemRule::kQualifierOrder: return "qualifier-order";
+    case MultimemRule::kDuplicate: return "duplicate-qualifier";
     case MultimemRule::kSemantics: return "semantics";
     case MultimemRule::kOpType: return "op-type";
     case MultimemRule::kVecSize: return "vec-size";
@@ -237,6 +225,7 @@ absl::string_view MultimemRuleName(MultimemRule r) {
     case MultimemRule::kIntegerForm: return "integer-form";
     case MultimemRule::kStForm: return "st-form";
     case MultimemRule::kRedForm: return "red-form";
+    case MultimemRule::kOperand: return "operand";
     case MultimemRule::kTarget: return "target";
   }
   return "?";
@@ -309,50 +298,45 @@ absl::Status ValidateMultimem(const MultimemInstruction& in,
                               MultimemRule* rule) {
   const MmTypeInfo& ti = MmTypeTraits(in.type);
   const std::string spelled = in.ToString();
+  const bool ld = in.kind == MultimemKind::kLdReduce;
+  const bool st = in.kind == MultimemKind::kSt;
+  const bool red = in.kind == MultimemKind::kRed;
+  if (in.vec != 1 && in.vec != 2 && in.vec != 4 && in.vec != 8) {
+    return RuleError(MultimemRule::kSyntax, rule, absl::StrFormat(
+        "%s: .vec expected .v2, .v4 or .v8, got %d elements", spelled, in.vec));
+  }
   // Form rules of each instruction.
-  if (in.kind == MultimemKind::kSt) {
-    if (in.op != ReduceOp::kNone) {
-      return RuleError(MultimemRule::kStForm, rule, absl::StrFormat(
-          "%s: multimem.st takes no .op; expected none, got .%s", spelled,
-          ReduceOpName(in.op)));
-    }
-    if (in.acc != AccPrec::kNone) {
-      return RuleError(MultimemRule::kStForm, rule, absl::StrFormat(
-          "%s: multimem.st takes no .acc_prec; expected none, got .%s",
-          spelled, AccPrecName(in.acc)));
-    }
-  } else if (in.op == ReduceOp::kNone) {
+  if (st && in.op != ReduceOp::kNone) {
+    return RuleError(MultimemRule::kStForm, rule, absl::StrFormat(
+        "%s: multimem.st takes no .op; expected none, got .%s", spelled,
+        ReduceOpName(in.op)));
+  }
+  if (!st && in.op == ReduceOp::kNone) {
     return RuleError(MultimemRule::kSyntax, rule, absl::StrFormat(
         "%s: multimem.%s requires an .op; expected one of .add .min .max .and "
         ".or .xor, got none",
         spelled, MultimemKindName(in.kind)));
   }
-  if (in.kind == MultimemKind::kRed && in.acc != AccPrec::kNone) {
-    return RuleError(MultimemRule::kRedForm, rule, absl::StrFormat(
-        "%s: multimem.red takes no .acc_prec (only ld_reduce has it); got .%s",
-        spelled, AccPrecName(in.acc)));
-  }
-  if (!ti.is_float && (in.vec != 1 || in.acc != AccPrec::kNone)) {
-    return RuleError(MultimemRule::kIntegerForm, rule, absl::StrFormat(
-        "%s: integer type .%s takes no %s (PTX integer forms have neither "
-        ".vec nor .acc_prec); got %s",
-        spelled, ti.name, in.vec != 1 ? ".vec" : ".acc_prec",
-        in.vec != 1 ? absl::StrCat(".v", in.vec)
-                    : absl::StrCat(".", AccPrecName(in.acc))));
-  }
-  if (in.vec != 1 && in.vec != 2 && in.vec != 4 && in.vec != 8) {
-    return RuleError(MultimemRule::kSyntax, rule, absl::StrFormat(
-        "%s: .vec expected .v2, .v4 or .v8, got %d elements", spelled, in.vec));
-  }
-  // Semantics tables: .ldsem = {.relaxed, .acquire}, .stsem = .redsem =
-  // {.relaxed, .release}; .weak has its own form for ld_reduce and st only,
-  // and that form takes no .scope.
+  // Memory semantics: .ldsem = {.relaxed, .acquire}, .stsem = .redsem =
+  // {.relaxed, .release}; the .weak form (ld_reduce, st) takes no scope.
+  // ptxas 13 also requires a scope with .relaxed/.acquire/.release and a
+  // memory-semantics qualifier with a scope ("Modifier '.relaxed' requires
+  // scope", "Modifier '.cta' requires order"), which the PTX syntax block
+  // writes as two independent optional qualifiers.
   switch (in.sem) {
     case MemSem::kDefault:
-    case MemSem::kRelaxed:
+      if (in.scope != MemScope::kDefault) {
+        return RuleError(MultimemRule::kSemantics, rule, absl::StrFormat(
+            "%s: .%s needs a memory-semantics qualifier (%s); ptxas 13 rejects "
+            "a scope without one although the PTX ISA syntax writes "
+            "{.%ssem}{.scope} as independent optional qualifiers",
+            spelled, MemScopeName(in.scope),
+            ld ? ".relaxed or .acquire" : ".relaxed or .release",
+            ld ? "ld" : st ? "st" : "red"));
+      }
       break;
     case MemSem::kWeak:
-      if (in.kind == MultimemKind::kRed) {
+      if (red) {
         return RuleError(MultimemRule::kSemantics, rule, absl::StrFormat(
             "%s: multimem.red has no .weak form; .redsem expected .relaxed or "
             ".release, got .weak",
@@ -364,38 +348,55 @@ absl::Status ValidateMultimem(const MultimemInstruction& in,
             spelled, MemScopeName(in.scope)));
       }
       break;
+    case MemSem::kRelaxed:
     case MemSem::kAcquire:
-      if (in.kind != MultimemKind::kLdReduce) {
+    case MemSem::kRelease:
+      if (in.sem == MemSem::kAcquire && !ld) {
         return RuleError(MultimemRule::kSemantics, rule, absl::StrFormat(
             "%s: .%s expected .relaxed or .release, got .acquire", spelled,
-            in.kind == MultimemKind::kSt ? "stsem" : "redsem"));
+            st ? "stsem" : "redsem"));
       }
-      break;
-    case MemSem::kRelease:
-      if (in.kind == MultimemKind::kLdReduce) {
+      if (in.sem == MemSem::kRelease && ld) {
         return RuleError(MultimemRule::kSemantics, rule, absl::StrFormat(
             "%s: .ldsem expected .relaxed or .acquire, got .release", spelled));
       }
+      if (in.scope == MemScope::kDefault) {
+        return RuleError(MultimemRule::kSemantics, rule, absl::StrFormat(
+            "%s: .%s needs a .scope (.cta, .cluster, .gpu or .sys); ptxas 13 "
+            "rejects it without one although the PTX ISA syntax writes "
+            "{.%ssem}{.scope} as independent optional qualifiers",
+            spelled, MemSemName(in.sem), ld ? "ld" : st ? "st" : "red"));
+      }
       break;
   }
+  if (!ti.is_float && in.vec != 1) {
+    return RuleError(MultimemRule::kIntegerForm, rule, absl::StrFormat(
+        "%s: integer type .%s takes no .vec; got .v%d", spelled, ti.name,
+        in.vec));
+  }
+  if (ld && !ti.is_float && in.acc != AccPrec::kNone) {
+    return RuleError(MultimemRule::kIntegerForm, rule, absl::StrFormat(
+        "%s: integer type .%s takes no .acc_prec; got .%s", spelled, ti.name,
+        AccPrecName(in.acc)));
+  }
   // Op / type tables.
-  if (in.kind == MultimemKind::kRed && ti.is_float) {
-    if (in.op != ReduceOp::kAdd) {
-      return RuleError(MultimemRule::kOpType, rule, absl::StrFormat(
-          "%s: multimem.red on float types: .redop expected .add, got .%s",
-          spelled, ReduceOpName(in.op)));
-    }
-    if (IsFp8(in.type)) {
-      return RuleError(MultimemRule::kOpType, rule, absl::StrFormat(
-          "%s: multimem.red .redtype expected one of .f16, .f16x2, .bf16, "
-          ".bf16x2, .f32, .f64, got .%s",
-          spelled, ti.name));
-    }
-  } else if (in.kind != MultimemKind::kSt && !OpTypeLegal(in.op, in.type)) {
+  if (red && IsFp8(in.type)) {
+    return RuleError(MultimemRule::kRedForm, rule, absl::StrFormat(
+        "%s: multimem.red .redtype expected one of .u32 .s32 .u64 .s64 .b32 "
+        ".b64 .f16 .f16x2 .bf16 .bf16x2 .f32 .f64, got .%s",
+        spelled, ti.name));
+  }
+  if (!st && !OpTypeLegal(in.op, in.type)) {
     return RuleError(MultimemRule::kOpType, rule, absl::StrFormat(
         "%s: .%s is not defined for .%s; .%s expects one of %s", spelled,
         ReduceOpName(in.op), ti.name, ReduceOpName(in.op),
         OpTypeExpected(in.op)));
+  }
+  if (red && ti.is_float && in.op != ReduceOp::kAdd && in.vec == 1) {
+    return RuleError(MultimemRule::kRedForm, rule, absl::StrFormat(
+        "%s: ptxas 13 accepts .%s on multimem.red float types only with .vec "
+        "(.v2/.v4/.v8); the PTX ISA .redop table allows only .add",
+        spelled, ReduceOpName(in.op)));
   }
   if (ti.is_float) {
     // "Type .f64 cannot be used with .vec qualifier."
@@ -414,19 +415,52 @@ absl::Status ValidateMultimem(const MultimemInstruction& in,
           spelled, in.vec == 1 ? "(no .vec) " : "", in.vec, ti.bits, total));
     }
   }
-  // .acc_prec table: .acc::f32 for f16/bf16 forms, .acc::f16 for fp8 forms.
-  if (in.acc == AccPrec::kF32 && !IsHalf(in.type)) {
-    return RuleError(MultimemRule::kAccType, rule, absl::StrFormat(
-        "%s: .acc::f32 expects .f16, .f16x2, .bf16 or .bf16x2, got .%s",
-        spelled, ti.name));
-  }
-  if (in.acc == AccPrec::kF16 && !IsFp8(in.type)) {
-    return RuleError(MultimemRule::kAccType, rule, absl::StrFormat(
-        "%s: .acc::f16 expects .e5m2, .e5m2x2, .e5m2x4, .e4m3, .e4m3x2 or "
-        ".e4m3x4, got .%s",
-        spelled, ti.name));
+  // .acc_prec table (ld_reduce): .acc::f32 for f16/bf16 forms, .acc::f16
+  // for fp8 forms, .add only (ptxas 13: "Illegal reduction operation").
+  if (ld && in.acc != AccPrec::kNone) {
+    if (in.op != ReduceOp::kAdd) {
+      return RuleError(MultimemRule::kAccType, rule, absl::StrFormat(
+          "%s: .%s takes no .acc_prec; the .acc_prec forms are .add only",
+          spelled, ReduceOpName(in.op)));
+    }
+    if (in.acc == AccPrec::kF32 && !IsHalf(in.type)) {
+      return RuleError(MultimemRule::kAccType, rule, absl::StrFormat(
+          "%s: .acc::f32 expects .f16, .f16x2, .bf16 or .bf16x2, got .%s",
+          spelled, ti.name));
+    }
+    if (in.acc == AccPrec::kF16 && !IsFp8(in.type)) {
+      return RuleError(MultimemRule::kAccType, rule, absl::StrFormat(
+          "%s: .acc::f16 expects .e5m2, .e5m2x2, .e5m2x4, .e4m3, .e4m3x2 or "
+          ".e4m3x4, got .%s",
+          spelled, ti.name));
+    }
   }
   return absl::OkStatus();
+}
+
+std::vector<std::string> MultimemPtxasNotes(const MultimemInstruction& in) {
+  std::vector<std::string> notes;
+  if (in.reordered) {
+    notes.push_back(
+        "accepted: ptxas 13 accepts the qualifiers in any order although the "
+        "PTX ISA syntax fixes {.sem}{.scope}{.ss}.op{.acc_prec}{.vec}.type");
+  }
+  const AccPrec acc =
+      in.ignored_acc != AccPrec::kNone ? in.ignored_acc : in.acc;
+  if (in.kind != MultimemKind::kLdReduce && acc != AccPrec::kNone) {
+    notes.push_back(absl::StrFormat(
+        "accepted: ptxas 13 accepts and ignores .%s on multimem.%s although "
+        "the PTX ISA syntax gives .acc_prec to multimem.ld_reduce only",
+        AccPrecName(acc), MultimemKindName(in.kind)));
+  }
+  if (in.kind == MultimemKind::kRed && MmTypeTraits(in.type).is_float &&
+      in.op != ReduceOp::kAdd && in.op != ReduceOp::kNone) {
+    notes.push_back(absl::StrFormat(
+        "accepted: ptxas 13 allows .%s on .%s with .vec although the PTX ISA "
+        ".redop table lists only .add for float multimem.red",
+        ReduceOpName(in.op), MmTypeTraits(in.type).name));
+  }
+  return notes;
 }
 
 absl::StatusOr<MultimemInstruction> ParseMultimem(absl::string_view spelling,
@@ -449,8 +483,9 @@ absl::StatusOr<MultimemInstruction> ParseMultimem(absl::string_view spelling,
   in.kind = toks[0] == "ld_reduce" ? MultimemKind::kLdReduce
             : toks[0] == "st"      ? MultimemKind::kSt
                                    : MultimemKind::kRed;
+  // ptxas 13 accepts the qualifiers in any order; each kind at most once.
   int last_slot = 0;
-  bool have_type = false;
+  bool seen[kSlotType + 1] = {};
   for (size_t i = 1; i < toks.size(); ++i) {
     Token t;
     if (!ClassifyToken(toks[i], &t)) {
@@ -460,18 +495,13 @@ absl::StatusOr<MultimemInstruction> ParseMultimem(absl::string_view spelling,
           ".max .and .or .xor, .acc::f32 .acc::f16, .v2 .v4 .v8, or a type)",
           opcode, toks[i]));
     }
-    if (have_type) {
-      return RuleError(MultimemRule::kQualifierOrder, rule, absl::StrFormat(
-          "'%s': the type must be the last qualifier; got '.%s' after it",
-          opcode, toks[i]));
+    if (seen[t.slot]) {
+      return RuleError(MultimemRule::kDuplicate, rule, absl::StrFormat(
+          "'%s': '.%s' is a second %s; expected at most one", opcode, toks[i],
+          SlotName(t.slot)));
     }
-    if (t.slot <= last_slot) {
-      return RuleError(MultimemRule::kQualifierOrder, rule, absl::StrFormat(
-          "'%s': '.%s' (%s) %s; expected order {.sem}{.scope}{.ss}.op"
-          "{.acc_prec}{.vec}.type",
-          opcode, toks[i], SlotName(t.slot),
-          t.slot == last_slot ? "is repeated" : "is out of order"));
-    }
+    seen[t.slot] = true;
+    if (t.slot < last_slot) in.reordered = true;
     last_slot = t.slot;
     switch (t.slot) {
       case kSlotSem: in.sem = t.sem; break;
@@ -480,206 +510,30 @@ absl::StatusOr<MultimemInstruction> ParseMultimem(absl::string_view spelling,
       case kSlotOp: in.op = t.op; break;
       case kSlotAcc: in.acc = t.acc; break;
       case kSlotVec: in.vec = t.vec; break;
-      case kSlotType: in.type = t.type; have_type = true; break;
+      case kSlotType: in.type = t.type; break;
     }
   }
-  if (!have_type) {
+  if (!seen[kSlotType]) {
     return RuleError(MultimemRule::kSyntax, rule, absl::StrFormat(
-        "'%s': missing the final .type qualifier", opcode));
+        "'%s': missing the .type qualifier", opcode));
+  }
+  // st and red: ptxas 13 accepts and ignores .acc_prec.
+  if (in.kind != MultimemKind::kLdReduce) {
+    in.ignored_acc = in.acc;
+    in.acc = AccPrec::kNone;
   }
   if (absl::Status s = ValidateMultimem(in, rule); !s.ok()) return s;
+  absl::string_view junk;
+  const absl::string_view operands = PtxOperandsOf(spelling, &junk);
+  if (!junk.empty()) {
+    return RuleError(MultimemRule::kSyntax, rule, absl::StrFormat(
+        "%s: unexpected text '%s' after ';'", in.ToString(), junk));
+  }
+  if (absl::Status s = CheckMultimemOperands(in, operands, nullptr, rule);
+      !s.ok()) {
+    return s;
+  }
   return in;
-}
-
-// ---------------------------------------------------------------------------
-// Targets.
-// ---------------------------------------------------------------------------
-
-std::string PtxTarget::ToString() const {
-  std::string s = absl::StrCat("sm_", sm);
-  if (suffix != '\0') s.push_back(suffix);
-  return s;
-}
-
-absl::StatusOr<PtxTarget> ParsePtxTarget(absl::string_view name) {
-  std::string n = absl::AsciiStrToLower(absl::StripAsciiWhitespace(name));
-  absl::string_view v = n;
-  if (!absl::ConsumePrefix(&v, "sm_")) absl::ConsumePrefix(&v, "compute_");
-  PtxTarget t;
-  if (!v.empty() && (v.back() == 'a' || v.back() == 'f')) {
-    t.suffix = v.back();
-    v.remove_suffix(1);
-  }
-  int sm = 0;
-  if (v.empty() || !absl::SimpleAtoi(v, &sm) || sm <= 0 || sm > 1000 ||
-      n.size() < 4) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "target='%s': expected sm_<number>[a|f], e.g. sm_90, sm_100a, sm_100f",
-        name));
-  }
-  t.sm = sm;
-  return t;
-}
-
-int MultimemMinPtxIsa(const MultimemInstruction& in) {
-  // PTX ISA Notes: introduced in 8.1; .acc::f32 in 8.2; fp8 types and
-  // .acc::f16 in 8.6.
-  if (MultimemNeedsFp8Target(in)) return 86;
-  if (in.acc == AccPrec::kF32) return 82;
-  return 81;
-}
-
-bool MultimemNeedsFp8Target(const MultimemInstruction& in) {
-  return IsFp8(in.type) || in.acc == AccPrec::kF16;
-}
-
-std::string MultimemTargetText(const MultimemInstruction& in) {
-  if (!MultimemNeedsFp8Target(in)) return "sm_90 or higher";
-  return "sm_100a, sm_101a (renamed sm_110a in PTX ISA 9.0), sm_120a, "
-         "sm_121a; from PTX ISA 8.8 also sm_100f or higher in the same family "
-         "(sm_100f, sm_103f, sm_103a) and sm_101f (renamed sm_110f) or higher "
-         "in the same family";
-}
-
-namespace {
-
-// PTX ISA version (x 10) that introduced a target name; 0 = unknown target.
-// From the PTX release notes: sm_90 7.8, sm_90a 8.0, sm_100/100a/101/101a
-// 8.6, sm_120/120a 8.7, sm_100f/101f/103*/120f/121* 8.8, sm_110* 9.0.
-int TargetIntroduced(const PtxTarget& t) {
-  switch (t.sm) {
-    case 90:
-      if (t.suffix == 'f') return 0;
-      return t.suffix == 'a' ? 80 : 78;
-    case 100:
-    case 101:
-      return t.suffix == 'f' ? 88 : 86;
-    case 103:
-    case 121:
-      return 88;
-    case 110:
-      return 90;
-    case 120:
-      return t.suffix == 'f' ? 88 : 87;
-    default:
-      return 0;
-  }
-}
-
-}  // namespace
-
-absl::StatusOr<int> CheckMultimemTarget(const MultimemInstruction& in,
-                                        const PtxTarget& target) {
-  const std::string spelled = in.ToString();
-  const int introduced = TargetIntroduced(target);
-  if (target.sm < 90) {
-    return RuleError(MultimemRule::kTarget, nullptr, absl::StrFormat(
-        "%s: multimem requires sm_90 or higher; got %s", spelled,
-        target.ToString()));
-  }
-  if (introduced == 0) {
-    return RuleError(MultimemRule::kTarget, nullptr, absl::StrFormat(
-        "%s: unknown target %s; expected one of sm_90, sm_90a, sm_100[a|f], "
-        "sm_101[a|f], sm_103[a|f], sm_110[a|f], sm_120[a|f], sm_121[a|f]",
-        spelled, target.ToString()));
-  }
-  int isa = std::max(MultimemMinPtxIsa(in), introduced);
-  if (!MultimemNeedsFp8Target(in)) return isa;
-  const char* what = IsFp8(in.type) ? "fp8 types (.e5m2*/.e4m3*)" : ".acc::f16";
-  // Directly listed arch-specific targets (from PTX 8.6; 110a is the 9.0 name
-  // of 101a).
-  const bool listed_a =
-      target.suffix == 'a' && (target.sm == 100 || target.sm == 101 ||
-                               target.sm == 110 || target.sm == 120 ||
-                               target.sm == 121);
-  if (listed_a) return isa;
-  // Family clauses (from PTX 8.8): "sm_100f or higher in the same family"
-  // (sm_100f, sm_103f; sm_103a includes the family features of sm_103f) and
-  // "sm_101f or higher in the same family", renamed sm_110f.
-  const bool family10 = target.sm >= 100 && target.sm <= 109 && target.sm != 101;
-  const bool family11 = target.sm == 101 || (target.sm >= 110 && target.sm <= 119);
-  if ((target.suffix == 'f' || target.suffix == 'a') && (family10 || family11)) {
-    return std::max(isa, 88);
-  }
-  return RuleError(MultimemRule::kTarget, nullptr, absl::StrFormat(
-      "%s: %s are not supported on %s; expected %s", spelled, what,
-      target.ToString(), MultimemTargetText(in)));
-}
-
-// ---------------------------------------------------------------------------
-// ptx-check family "multimem.".
-// ---------------------------------------------------------------------------
-namespace {
-
-std::string IsaText(int isa) { return absl::StrFormat("%d.%d", isa / 10, isa % 10); }
-
-PtxCheckResult CheckMultimemPtx(absl::string_view spelling,
-                                absl::string_view target) {
-  PtxCheckResult r;
-  MultimemRule rule = MultimemRule::kSyntax;
-  absl::StatusOr<MultimemInstruction> in = ParseMultimem(spelling, &rule);
-  if (!in.ok()) {
-    r.text = absl::StrCat("illegal: ", in.status().message(), "\n");
-    return r;
-  }
-  const MmTypeInfo& ti = MmTypeTraits(in->type);
-  r.text = absl::StrCat("instruction: ", in->ToString(), "\n");
-  absl::StrAppend(&r.text, "  kind:      multimem.", MultimemKindName(in->kind),
-                  "\n");
-  absl::StrAppend(&r.text, "  sem:       .", MemSemName(in->EffectiveSem()),
-                  in->sem == MemSem::kDefault ? " (default)" : "", "\n");
-  if (in->EffectiveScope() != MemScope::kDefault) {
-    absl::StrAppend(&r.text, "  scope:     .", MemScopeName(in->EffectiveScope()),
-                    in->scope == MemScope::kDefault ? " (default)" : "", "\n");
-  }
-  absl::StrAppend(&r.text, "  space:     ",
-                  in->global ? ".global" : "generic (must point to .global)",
-                  "\n");
-  if (in->op != ReduceOp::kNone) {
-    absl::StrAppend(&r.text, "  op:        .", ReduceOpName(in->op), "\n");
-  }
-  if (in->kind == MultimemKind::kLdReduce && ti.is_float) {
-    const char* acc = in->acc == AccPrec::kF32   ? "f32"
-                      : in->acc == AccPrec::kF16 ? "f16"
-                                                 : ti.name;
-    absl::StrAppend(&r.text, "  acc:       ", acc,
-                    in->acc == AccPrec::kNone ? " (default: the type)" : "",
-                    "\n");
-  }
-  absl::StrAppend(&r.text, "  type:      .", ti.name, " (", ti.bits, " bits, ",
-                  ti.elements, " element", ti.elements > 1 ? "s" : "", ")\n");
-  absl::StrAppend(&r.text, "  access:    ", in->AccessBytes(), " bytes, ",
-                  in->AccessElements(), " elements per replica\n");
-  absl::StrAppend(&r.text, "  requires:  PTX ISA ", IsaText(MultimemMinPtxIsa(*in)),
-                  ", ", MultimemTargetText(*in), "\n");
-  if (target.empty()) {
-    r.ok = true;
-    return r;
-  }
-  absl::StatusOr<PtxTarget> t = ParsePtxTarget(target);
-  if (!t.ok()) {
-    absl::StrAppend(&r.text, "illegal: ", t.status().message(), "\n");
-    return r;
-  }
-  absl::StatusOr<int> isa = CheckMultimemTarget(*in, *t);
-  if (!isa.ok()) {
-    absl::StrAppend(&r.text, "illegal on ", t->ToString(), ": ",
-                    isa.status().message(), "\n");
-    return r;
-  }
-  absl::StrAppend(&r.text, "legal on ", t->ToString(), " with PTX ISA ",
-                  IsaText(*isa), " or later\n");
-  r.ok = true;
-  return r;
-}
-
-}  // namespace
-
-// Registered by the registry itself (src/ptx/ptx_check.cc) so that it is
-// never dropped by the static-library linker.
-PtxFamily MultimemPtxFamily() {
-  return {"multimem.", "multimem (PTX ISA 9.7.9.14: ld_reduce, st, red)",
-          &CheckMultimemPtx};
 }
 
 }  // namespace mxpack

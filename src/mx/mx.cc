@@ -28,6 +28,8 @@ namespace {
 constexpr MxFormat kAllFormats[] = {MxFormat::kMxfp8E4m3, MxFormat::kMxfp8E5m2,
                                     MxFormat::kMxfp6E2m3, MxFormat::kMxfp6E3m2,
                                     MxFormat::kMxfp4,     MxFormat::kNvfp4};
+constexpr Nvfp4Arithmetic kAllArithmetics[] = {Nvfp4Arithmetic::kExact,
+                                                Nvfp4Arithmetic::kF32Quotient};
 constexpr ScaleMode kAllModes[] = {ScaleMode::kFloor, ScaleMode::kRceil,
                                    ScaleMode::kCeil, ScaleMode::kEven};
 constexpr ElementLayout kAllLayouts[] = {
@@ -121,6 +123,21 @@ absl::string_view ScaleModeName(ScaleMode m) {
 
 absl::StatusOr<ScaleMode> ParseScaleMode(absl::string_view name) {
   return ParseByName<ScaleMode>("scale mode", name, kAllModes, ScaleModeName);
+}
+
+absl::string_view Nvfp4ArithmeticName(Nvfp4Arithmetic a) {
+  switch (a) {
+    case Nvfp4Arithmetic::kExact:
+      return "exact";
+    case Nvfp4Arithmetic::kF32Quotient:
+      return "f32_quotient";
+  }
+  return "?";
+}
+
+absl::StatusOr<Nvfp4Arithmetic> ParseNvfp4Arithmetic(absl::string_view name) {
+  return ParseByName<Nvfp4Arithmetic>("NVFP4 arithmetic", name,
+                                      kAllArithmetics, Nvfp4ArithmeticName);
 }
 
 absl::string_view ElementLayoutName(ElementLayout l) {
@@ -349,6 +366,7 @@ absl::StatusOr<MxJob> CheckQuantizeArgs(MxFormat format, Format from,
                from,
                options.scale_mode.value_or(DefaultScaleMode(format)),
                tensor_scale,
+               options.nvfp4_arithmetic,
                row_begin,
                row_end,
                in.data(),

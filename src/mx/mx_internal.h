@@ -22,6 +22,7 @@ struct MxJob {
   Format from;            // f32, bf16 or f16
   ScaleMode mode;         // resolved (never unset)
   float tensor_scale;     // NVFP4; 1.0 otherwise
+  Nvfp4Arithmetic arithmetic;  // NVFP4
   size_t row_begin, row_end;
   const uint8_t* in;      // rows [row_begin, row_end), row-major
   uint8_t* elements;      // whole tensor

@@ -50,7 +50,7 @@ uint8_t MxScaleCode(MxFormat format, ScaleMode mode, float amax,
 }
 
 uint8_t Nvfp4ScaleCode(ScaleMode mode, float amax_block, float tensor_scale,
-                       bool has_nan) {
+                       bool has_nan, Nvfp4Arithmetic arithmetic) {
   if (has_nan) return 0x7F;
   EncodePolicy p;
   p.saturation = Saturation::kSatFinite;
@@ -66,9 +66,38 @@ uint8_t Nvfp4ScaleCode(ScaleMode mode, float amax_block, float tensor_scale,
       p.rounding = Rounding::kRN;
       break;
   }
-  const float denom = 6.0f * tensor_scale;  // rounded to f32
-  const float q = amax_block / denom;       // rounded to f32
-  return static_cast<uint8_t>(EncodeF32(q, Format::kUE4M3, p));
+  if (arithmetic == Nvfp4Arithmetic::kF32Quotient) {
+    const float denom = 6.0f * tensor_scale;  // rounded to f32
+    const float q = amax_block / denom;       // rounded to f32
+    return static_cast<uint8_t>(EncodeF32(q, Format::kUE4M3, p));
+  }
+  // 6 * t is exact in f64 (26 significant bits). The f64 quotient of a
+  // 24-bit by a 26-bit significand is either exact or at least 2^-32
+  // (relative) away from every ue4m3 value and midpoint (at most 5
+  // significant bits), far more than its rounding error 2^-53, so it lies on
+  // the same side of each as the exact quotient: one more rounding, to
+  // ue4m3, gives the exact quotient's code.
+  const double q = static_cast<double>(amax_block) /
+                   (6.0 * static_cast<double>(tensor_scale));
+  return static_cast<uint8_t>(Convert(Format::kF64, Format::kUE4M3, F64Bits(q), p));
+}
+
+uint8_t Nvfp4ElementCode(float x, uint8_t scale_code, float tensor_scale,
+                         Nvfp4Arithmetic arithmetic) {
+  const EncodePolicy rn_sat;  // rn, satfinite
+  const float d = DecodeToF32(Format::kUE4M3, scale_code);
+  if (arithmetic == Nvfp4Arithmetic::kF32Quotient) {
+    const float p = d * tensor_scale;  // rounded to f32
+    const float y = p == 0.0f ? x * 0.0f : x / p;  // rounded to f32
+    return static_cast<uint8_t>(EncodeF32(y, Format::kE2M1, rn_sat));
+  }
+  // d * t is exact in f64 (4 + 24 significant bits); as in Nvfp4ScaleCode,
+  // the f64 quotient of x (24 bits) by it is exact or at least 2^-31
+  // (relative) away from every e2m1 value and midpoint (at most 3 bits), so
+  // its one rounding to e2m1 is the exact quotient's.
+  const double p = static_cast<double>(d) * static_cast<double>(tensor_scale);
+  const double y = p == 0.0 ? static_cast<double>(x) * 0.0 : static_cast<double>(x) / p;
+  return static_cast<uint8_t>(Convert(Format::kF64, Format::kE2M1, F64Bits(y), rn_sat));
 }
 
 absl::Status QuantizeMxRows(MxFormat format, Format from,
@@ -120,15 +149,18 @@ void QuantizeMxRowsScalar(const MxJob& job) {
       }
       uint8_t* code = codes.data() + c0;
       if (nvfp4) {
-        const uint8_t sc =
-            scalar::Nvfp4ScaleCode(job.mode, amax, job.tensor_scale, has_nan);
+        const uint8_t sc = scalar::Nvfp4ScaleCode(
+            job.mode, amax, job.tensor_scale, has_nan, job.arithmetic);
         job.scales[s.ScaleOffset(r, k)] = sc;
-        const float d = scalar::DecodeToF32(Format::kUE4M3, sc);
-        const float p = d * job.tensor_scale;  // rounded to f32
         for (size_t j = 0; j < block; ++j) {
-          float y = has_nan ? nan : (p == 0.0f ? x[j] * 0.0f : x[j] / p);
-          if (j >= valid) y = 0.0f;
-          code[j] = static_cast<uint8_t>(scalar::EncodeF32(y, info.elem, rn_sat));
+          if (j >= valid) {
+            code[j] = 0;
+          } else if (has_nan) {
+            code[j] = static_cast<uint8_t>(scalar::EncodeF32(nan, info.elem, rn_sat));
+          } else {
+            code[j] = scalar::Nvfp4ElementCode(x[j], sc, job.tensor_scale,
+                                               job.arithmetic);
+          }
         }
       } else {
         const uint8_t sc = scalar::MxScaleCode(format, job.mode, amax, has_nan);

@@ -33,6 +33,88 @@
 #ifndef MXPACK_SRC_MX_QUANTIZE_ARGS_
 #define MXPACK_SRC_MX_QUANTIZE_ARGS_
 namespace mxpack::internal {
+
+// The largest f32 (bits) at or below m (a double >= 0, or NaN -> f32 max);
+// `exact` says whether it equals m. Integer arithmetic: independent of MXCSR.
+inline uint32_t F32BitsAtOrBelow(double m, bool* exact) {
+  uint64_t b;
+  std::memcpy(&b, &m, 8);
+  if (b == 0) {
+    *exact = true;
+    return 0;
+  }
+  const int e = static_cast<int>(b >> 52) - 1023;  // m = mant * 2^(e - 52)
+  const uint64_t mant = (b & ((uint64_t{1} << 52) - 1)) | (uint64_t{1} << 52);
+  if (e > 127) {  // beyond f32 max (and NaN)
+    *exact = false;
+    return 0x7F7FFFFFu;
+  }
+  // Keep 24 bits (normal) or the bits down to 2^-149 (subnormal).
+  const int shift = e >= -126 ? 29 : 29 + (-126 - e);
+  if (shift >= 64) {
+    *exact = false;
+    return 0;
+  }
+  const uint64_t q = mant >> shift;
+  *exact = (mant & ((uint64_t{1} << shift) - 1)) == 0;
+  return e >= -126 ? static_cast<uint32_t>(e + 127) << 23 | static_cast<uint32_t>(q & 0x7FFFFF)
+                   : static_cast<uint32_t>(q);
+}
+
+// NVFP4 (Nvfp4Arithmetic::kExact) elements by comparison: with P = d * t
+// and the e2m1 midpoints m_i = 0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5 (between
+// magnitude codes i and i + 1), |code| = the number of i with |x| > m_i * P
+// (i even) or |x| >= m_i * P (i odd: the tie goes up to the even code), and
+// satfinite comes for free (|x| > 5P gives 7). d (4 significant bits), t (24)
+// and m_i (3) make every m_i * P exact in f64; each test becomes
+// |x| > T_i for the f32 T_i = the largest f32 below m_i * P (odd i, m_i * P
+// an f32) or at or below it (else), so the kernels compare f32 bits as
+// integers. thr[i] = T_i bits for i < 7; thr[7] = 8 when P == 0 (then every
+// T_i is f32 max: finite x gives +-0 = encode(x * 0), +-Inf gives 7, which
+// must be the unsigned encode(NaN) = 0x7), else 0.
+inline void Nvfp4ElementThresholds(float d, float tensor_scale, uint32_t* thr) {
+  const double p = static_cast<double>(d) * static_cast<double>(tensor_scale);
+  static constexpr double kMid[7] = {0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0};
+  if (p == 0.0) {
+    for (int i = 0; i < 7; ++i) thr[i] = 0x7F7FFFFFu;
+    thr[7] = 8;
+    return;
+  }
+  for (int i = 0; i < 7; ++i) {
+    bool exact;
+    const uint32_t t = F32BitsAtOrBelow(kMid[i] * p, &exact);
+    thr[i] = (i % 2 == 1 && exact) ? t - 1 : t;  // (exact: t >= 1)
+  }
+  thr[7] = 0;
+}
+
+// Nvfp4ElementThresholds of every scale code a call meets, filled on first
+// use (a call usually meets a handful of the 128 codes).
+struct Nvfp4ThresholdTable {
+  Nvfp4ThresholdTable(float t, const float* table) : tensor_scale(t), ue4m3(table) {}
+
+  float tensor_scale;
+  const float* ue4m3;  // decode table of the 128 scale codes
+  uint64_t have[2] = {0, 0};
+  uint32_t thr[128][8];
+
+  // Fills the missing rows of the codes lo..hi (a chunk's scale codes
+  // usually span a few binades; the span costs less to find than the set).
+  void Fill(unsigned lo, unsigned hi) {
+    for (unsigned w = 0; w < 2; ++w) {
+      const unsigned first = lo > 64 * w ? lo - 64 * w : 0;
+      if (hi < 64 * w || first > 63) continue;
+      const unsigned last = hi - 64 * w < 63 ? hi - 64 * w : 63;
+      const uint64_t span = (~uint64_t{0} >> (63 - last)) & (~uint64_t{0} << first);
+      for (uint64_t m = span & ~have[w]; m != 0; m &= m - 1) {
+        const unsigned c = 64 * w + static_cast<unsigned>(__builtin_ctzll(m));
+        Nvfp4ElementThresholds(ue4m3[c], tensor_scale, thr[c]);
+      }
+      have[w] |= span;
+    }
+  }
+};
+
 struct MxBlockArgs {
   MxScaleParams scale;  // MX
   ScaleMode mode;       // NVFP4 scale rounding
@@ -41,6 +123,8 @@ struct MxBlockArgs {
   // Pass 3 prefetches the next chunk into L2 only (the call's input is
   // larger than half of a 2 MiB L2, so it streams from DRAM), else into L1.
   bool prefetch_l2;
+  Nvfp4Arithmetic arithmetic;  // NVFP4
+  Nvfp4ThresholdTable* thresholds;  // NVFP4 kExact
 };
 }  // namespace mxpack::internal
 #endif
@@ -223,9 +307,15 @@ class MxBlockQuantizer {
         amax[b] = hn::GetLane(hn::MaxOfLanes(du, vmax));
       }
     }
+    if constexpr (kNvfp4) {
+      if (a.arithmetic == Nvfp4Arithmetic::kExact) {
+        return RunExactNvfp4(a, src, nb, nvalid, padded, out, scale_codes, amax,
+                             /*inf=*/chunk_amax >= 0x7F800000u);
+      }
+    }
     if (kNvfp4 && a.mode == ScaleMode::kEven) {
-      // The default NVFP4 scale (rn): encode_ue4m3(amax / (6 * t)), a vector
-      // of blocks at a time with the shared encoder (NaN amax -> 0x7F).
+      // NVFP4 kF32Quotient, rn: encode_ue4m3(f32(amax / f32(6 * t))), a
+      // vector of blocks at a time with the shared encoder (NaN amax -> 0x7F).
       const float denom = 6.0f * a.tensor_scale;
       const hn::Vec<D> vden = hn::Set(d, denom);
       for (size_t b = 0; b < nb; b += N) {
@@ -243,7 +333,8 @@ class MxBlockQuantizer {
         float amax_f;
         std::memcpy(&amax_f, &amax[b], 4);
         const uint8_t code =
-            scalar::Nvfp4ScaleCode(a.mode, amax_f, a.tensor_scale, has_nan);
+            scalar::Nvfp4ScaleCode(a.mode, amax_f, a.tensor_scale, has_nan,
+                                   Nvfp4Arithmetic::kF32Quotient);
         mult[b] = a.ue4m3[code & 0x7F] * a.tensor_scale;
         scale_codes[b] = code;
       }
@@ -689,9 +780,10 @@ class MxBlockQuantizer {
   // Pass 3 over the chunk's n elements (see Run): nan_scales is the scale
   // codes when some block is a NaN block, else null; fold: RangeFoldAt's
   // constants (the elements are then not multiplied), or null; clamp
-  // (fold only): false when no element is Inf or NaN, so that the encoder
-  // clamps codes rather than elements. Not inlined: EncodeChunkFtz changes
-  // MXCSR around it.
+  // (fold and thr only): false when no element is Inf or NaN, so that the
+  // encoder clamps codes rather than elements (fold) or skips the Inf fix
+  // (thr); thr, thr_codes: NVFP4 kExact's thresholds (see EncodeChunkT), or
+  // null. Not inlined: EncodeChunkFtz changes MXCSR around it.
   static HWY_NOINLINE void EncodeChunk(const uint8_t* HWY_RESTRICT src,
                                        const float* HWY_RESTRICT mult,
                                        const uint32_t* HWY_RESTRICT add2,
@@ -699,7 +791,9 @@ class MxBlockQuantizer {
                                        const uint8_t* HWY_RESTRICT nan_scales, bool padded,
                                        uint8_t* HWY_RESTRICT out, bool prefetch_l2,
                                        const uint32_t* HWY_RESTRICT fold = nullptr,
-                                       bool clamp = true) {
+                                       bool clamp = true,
+                                       const uint32_t* HWY_RESTRICT thr = nullptr,
+                                       const uint8_t* HWY_RESTRICT thr_codes = nullptr) {
 #if HWY_TARGET == HWY_SCALAR
     (void)prefetch_l2;
     (void)add2;  // kDirect is x86-only
@@ -711,7 +805,11 @@ class MxBlockQuantizer {
     HWY_ALIGN uint8_t codes[kMaxBlocks * kBlock];
     uint8_t* c = padded ? codes : out;
     for (size_t i = 0; i < n; ++i) {
-      StoreLanes<1>(DU(), EncodeVector(src + i * kSrcBytes, mult[i / kBlock]), c + i);
+      StoreLanes<1>(DU(),
+                    thr != nullptr ? ThresholdCodes<true>(src + i * kSrcBytes,
+                                                          thr + 8 * thr_codes[i / kBlock])
+                                   : EncodeVector(src + i * kSrcBytes, mult[i / kBlock]),
+                    c + i);
     }
     for (size_t i = 0; nan_scales != nullptr && i < n; ++i) {
       if (i >= nvalid) {
@@ -725,6 +823,23 @@ class MxBlockQuantizer {
       for (size_t i = 0; i < n; ++i) scalar::SetCode(kPaddedLayout, out, i, c[i]);
     }
 #else
+    if constexpr (kNvfp4) {
+      if (thr != nullptr) {
+        // (clamp: the chunk holds an Inf or NaN, so kThr = 2 fixes Inf codes.)
+        const auto run = [&](auto padded_tag, auto thr_tag) {
+          return EncodeChunkT<decltype(padded_tag)::value, false, true, decltype(thr_tag)::value>(
+              src, mult, add2, low2, n, nvalid, nan_scales, out, prefetch_l2, fold, thr,
+              thr_codes);
+        };
+        using Inf = std::integral_constant<int, 2>;
+        using NoInf = std::integral_constant<int, 1>;
+        if (padded) return clamp ? run(std::true_type(), Inf()) : run(std::true_type(), NoInf());
+        return clamp ? run(std::false_type(), Inf()) : run(std::false_type(), NoInf());
+      }
+    } else {
+      (void)thr;
+      (void)thr_codes;
+    }
 #ifndef MXPACK_HAVE_RANGE_ENCODE
     (void)fold;  // AVX3_DL only
     (void)clamp;
@@ -764,14 +879,19 @@ class MxBlockQuantizer {
   // kFold (kRange MX): the elements are encoded unscaled with fold's
   // per-block constants (RangeFoldAt) instead of multiplied by mult; !kClamp
   // (kFold only): no element is Inf or NaN (see EncodeChunk).
-  template <bool kPadded, bool kFold = false, bool kClamp = true>
+  // kThr (NVFP4 kExact; 2 for chunks holding an Inf): the elements are
+  // encoded by ThresholdCodes with block b's thresholds at thr + 8 *
+  // thr_codes[b] (its scale code's row of Nvfp4ThresholdTable) instead.
+  template <bool kPadded, bool kFold = false, bool kClamp = true, int kThr = 0>
   static HWY_INLINE void EncodeChunkT(const uint8_t* HWY_RESTRICT src,
                                       const float* HWY_RESTRICT mult,
                                       const uint32_t* HWY_RESTRICT add2,
                                       const uint32_t* HWY_RESTRICT low2, size_t n, size_t nvalid,
                                       const uint8_t* HWY_RESTRICT nan_scales,
                                       uint8_t* HWY_RESTRICT out, bool prefetch_l2,
-                                      const uint32_t* HWY_RESTRICT fold = nullptr) {
+                                      const uint32_t* HWY_RESTRICT fold = nullptr,
+                                      const uint32_t* HWY_RESTRICT thr = nullptr,
+                                      const uint8_t* HWY_RESTRICT thr_codes = nullptr) {
     const DU du;
     const hn::Repartition<uint8_t, DU> d8;
     const size_t N = hn::Lanes(du);
@@ -832,6 +952,17 @@ class MxBlockQuantizer {
     static_assert(!kFold && kClamp, "kFold, !kClamp: range encoder only");
     (void)fold;
 #endif
+    // kThr: the codes by ThresholdCodes (always inlined: GCC would
+    // otherwise call this step's body out of line, through memory).
+    const auto thr_codes_at = [&](const uint8_t* p, size_t i,
+                                  auto tail) __attribute__((always_inline)) {
+      constexpr bool kZeroInf = kThr == 2;
+      const auto row = [&](size_t k) { return thr + 8 * thr_codes[block_at(i, k, tail)]; };
+      return U8From4U32(du, ThresholdCodes<kZeroInf>(p, row(0)),
+                        ThresholdCodes<kZeroInf>(p + N * kSrcBytes, row(1)),
+                        ThresholdCodes<kZeroInf>(p + 2 * N * kSrcBytes, row(2)),
+                        ThresholdCodes<kZeroInf>(p + 3 * N * kSrcBytes, row(3)));
+    };
     const auto codes_at = [&](const uint8_t* p, size_t i, auto tail) {
 #if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR  // as kDirect
       if constexpr (kDirect) {
@@ -899,7 +1030,7 @@ class MxBlockQuantizer {
     const auto whole_steps = [&](auto l2) {
       size_t i = 0;
 #ifdef MXPACK_HAVE_RANGE_ENCODE
-      if constexpr (kPadded && kRange && kElem == Format::kE2M1) {
+      if constexpr (kPadded && kRange && kElem == Format::kE2M1 && kThr == 0) {
         // No NaN block: the range encoder packs b4x16_p64 itself; no element
         // is NaN (finite or infinite x times a finite power of two).
         for (; nan_scales == nullptr && i + N8 <= n; i += N8) {
@@ -916,7 +1047,12 @@ class MxBlockQuantizer {
 #endif
       for (; i + N8 <= n; i += N8) {
         PrefetchNextChunk(src + i * kSrcBytes, n * kSrcBytes, N8 * kSrcBytes, l2);
-        hn::StoreU(finish(codes_at(src + i * kSrcBytes, i, kWhole), i, N8), d8, out + i);
+        const uint8_t* p = src + i * kSrcBytes;
+        if constexpr (kThr != 0) {
+          hn::StoreU(finish(thr_codes_at(p, i, kWhole), i, N8), d8, out + i);
+        } else {
+          hn::StoreU(finish(codes_at(p, i, kWhole), i, N8), d8, out + i);
+        }
       }
       return i;
     };
@@ -926,7 +1062,11 @@ class MxBlockQuantizer {
     HWY_ALIGN uint8_t in_buf[4 * hn::MaxLanes(du) * kSrcBytes] = {};
     HWY_ALIGN uint8_t out_buf[4 * hn::MaxLanes(du)];
     std::memcpy(in_buf, src + i * kSrcBytes, rest * kSrcBytes);
-    hn::Store(finish(codes_at(in_buf, i, std::true_type()), i, rest), d8, out_buf);
+    if constexpr (kThr != 0) {
+      hn::Store(finish(thr_codes_at(in_buf, i, std::true_type()), i, rest), d8, out_buf);
+    } else {
+      hn::Store(finish(codes_at(in_buf, i, std::true_type()), i, rest), d8, out_buf);
+    }
     std::memcpy(out + i, out_buf, rest);
   }
 #endif
@@ -966,6 +1106,173 @@ class MxBlockQuantizer {
     return hn::And(below, hn::Ne(a, hn::Zero(d16)));
   }
 #endif
+
+  // Passes 2 and 3 of NVFP4 under Nvfp4Arithmetic::kExact: the scale codes
+  // (rn: ExactScaleCodesRn; other modes per block, as the reference), the
+  // element thresholds of each block's code (Nvfp4ElementThresholds), then
+  // the elements by comparison (ThresholdCodes).
+  static HWY_NOINLINE void RunExactNvfp4(const internal::MxBlockArgs& a,
+                                         const uint8_t* HWY_RESTRICT src, size_t nb,
+                                         size_t nvalid, bool padded, uint8_t* HWY_RESTRICT out,
+                                         uint8_t* HWY_RESTRICT scale_codes,
+                                         const uint32_t* HWY_RESTRICT amax, bool inf) {
+    uint32_t span[2] = {0x7F, 0};  // the smallest and largest scale code
+    if (a.mode == ScaleMode::kEven) {
+#if HWY_ARCH_X86
+      ExactScaleCodesRnNoDaz(amax, nb, a.tensor_scale, scale_codes, span);
+#else
+      ExactScaleCodesRn(amax, nb, a.tensor_scale, scale_codes, span);
+#endif
+    } else {
+      for (size_t b = 0; b < nb; ++b) {
+        float amax_f;
+        std::memcpy(&amax_f, &amax[b], 4);
+        const uint8_t c = scalar::Nvfp4ScaleCode(a.mode, amax_f, a.tensor_scale,
+                                                 amax[b] > 0x7F800000u, Nvfp4Arithmetic::kExact);
+        scale_codes[b] = c;
+        span[0] = c < span[0] ? c : span[0];
+        span[1] = c > span[1] ? c : span[1];
+      }
+    }
+    a.thresholds->Fill(span[0], span[1]);
+    const bool any_nan = std::memchr(scale_codes, kNanScale, nb) != nullptr;
+    EncodeChunk(src, nullptr, nullptr, nullptr, nb * kBlock, nvalid,
+                any_nan ? scale_codes : nullptr, padded, out, a.prefetch_l2, nullptr,
+                /*clamp=*/inf, a.thresholds->thr[0], scale_codes);
+  }
+
+#if HWY_ARCH_X86
+  // ExactScaleCodesRn with DAZ cleared (a caller's DAZ would read subnormal
+  // amax as 0) and FTZ set (see ExactScaleCodesRn).
+  static HWY_NOINLINE void ExactScaleCodesRnNoDaz(const uint32_t* HWY_RESTRICT amax, size_t nb,
+                                                  float tensor_scale,
+                                                  uint8_t* HWY_RESTRICT scale_codes,
+                                                  uint32_t* HWY_RESTRICT span) {
+    const internal::ScopedFlushDenormals ftz(/*daz=*/false);
+    ExactScaleCodesRn(amax, nb, tensor_scale, scale_codes, span);
+  }
+#endif
+
+  // NVFP4 kExact, rn: the ue4m3 codes of amax / (6 t) of `nb` blocks (NaN
+  // amax: 0x7F), a vector of blocks at a time (lanes past nb read amax's
+  // zero tail). The f32 quotient q' = f32(amax / f32(6 t)) lies within 2.1
+  // ulps of the exact q (two roundings of 2^-24 each, 6 t a normal f32), and
+  // no ue4m3 midpoint lies near a binade edge, so where q' is a ue4m3 normal
+  // (q' >= 2^-6) whose low 20 bits are more than 3 from 0x80000 (a midpoint:
+  // 4 kept bits, then a one) q rounds like q' and the shared encoder gives
+  // the code. Other vectors (about 2^-17 of them, and blocks below 2^-6 of
+  // 6 t) take ExactScaleCodesRnF64. span[0], span[1]: the smallest and
+  // largest code (lanes past nb included, which only widens the span).
+  static HWY_INLINE void ExactScaleCodesRn(const uint32_t* HWY_RESTRICT amax, size_t nb,
+                                           float tensor_scale, uint8_t* HWY_RESTRICT scale_codes,
+                                           uint32_t* HWY_RESTRICT span) {
+    const D d;
+    const DU du;
+    const DI di;
+    const size_t N = hn::Lanes(d);
+    const bool fast = tensor_scale >= 0x1p-120f;  // 6 t a normal f32
+    const hn::Vec<D> den = hn::Set(d, 6.0f * tensor_scale);
+    VU lo = hn::Set(du, 0x7Fu), hi = hn::Zero(du);
+    for (size_t b = 0; b < nb; b += N) {
+      VU code;
+      if (fast) {
+        const VU q = hn::BitCast(du, hn::Div(hn::BitCast(d, hn::LoadU(du, amax + b)), den));
+        const auto qi = hn::BitCast(di, q);
+        const auto off = hn::Sub(hn::And(qi, hn::Set(di, 0xFFFFF)), hn::Set(di, 0x80000));
+        const auto near = hn::Lt(hn::Abs(off), hn::Set(di, 4));
+        const auto tiny = hn::Lt(qi, hn::Set(di, 121 << 23));  // below 2^-6
+        if (HWY_LIKELY(hn::AllFalse(di, hn::Or(near, tiny)))) {
+          code = FastEncodeF32<Format::kUE4M3, true>::EncodeRn(du, q);
+          StoreLanes<1>(du, code, scale_codes + b);
+          lo = hn::Min(lo, code);
+          hi = hn::Max(hi, code);
+          continue;
+        }
+      }
+      ExactScaleCodesRnF64(amax + b, N, tensor_scale, scale_codes + b);
+      code = hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint8_t, DU>(), scale_codes + b));
+      lo = hn::Min(lo, code);
+      hi = hn::Max(hi, code);
+    }
+    span[0] = hn::GetLane(hn::MinOfLanes(du, lo));
+    span[1] = hn::GetLane(hn::MaxOfLanes(du, hi));
+  }
+
+  // ExactScaleCodesRn from the f64 quotient, `n` blocks (a multiple of the
+  // f64 lane count). 6 t is exact in f64 and the f64 quotient lies on the
+  // same side of every ue4m3 value and midpoint as the exact quotient
+  // (scalar::Nvfp4ScaleCode); rounded to odd at f32 precision (24 bits, at
+  // least 2 more than ue4m3's 4 + 1) it still rounds to the same code,
+  // which the shared f32 encoder then gives. Round to odd: the rn f32
+  // quotient, one ulp down if that rounded up, then the lsb set if inexact.
+  // A quotient that FTZ flushes to 0 thus becomes 2^-149, which like the
+  // quotient lies below the smallest ue4m3 midpoint; beyond f32 max it
+  // becomes f32 max, which saturates like the quotient.
+  static HWY_NOINLINE void ExactScaleCodesRnF64(const uint32_t* HWY_RESTRICT amax, size_t n,
+                                                float tensor_scale,
+                                                uint8_t* HWY_RESTRICT scale_codes) {
+    const hn::CappedTag<double, 8> dd;
+    const hn::RebindToUnsigned<decltype(dd)> du64;
+    const hn::Rebind<float, decltype(dd)> df;
+    const hn::Rebind<uint32_t, decltype(dd)> du;
+    const size_t N = hn::Lanes(dd);
+    const auto six_t = hn::Set(dd, 6.0 * static_cast<double>(tensor_scale));
+    for (size_t b = 0; b < n; b += N) {
+      const auto q =
+          hn::Div(hn::PromoteTo(dd, hn::LoadU(df, reinterpret_cast<const float*>(amax + b))), six_t);
+      const auto f = hn::DemoteTo(df, q);
+      const auto back = hn::PromoteTo(dd, f);
+      // All-ones u32 lanes where the f32 quotient rounded up / is inexact.
+      const auto up = hn::TruncateTo(du, hn::BitCast(du64, hn::VecFromMask(dd, hn::Gt(back, q))));
+      const auto inexact =
+          hn::TruncateTo(du, hn::BitCast(du64, hn::VecFromMask(dd, hn::Ne(back, q))));
+      const auto odd = hn::Or(hn::Add(hn::BitCast(du, f), up), hn::And(inexact, hn::Set(du, 1u)));
+      StoreLanes<1>(du, FastEncodeF32<Format::kUE4M3, true>::EncodeRn(du, odd), scale_codes + b);
+    }
+  }
+
+  // NVFP4 kExact: the e2m1 codes of the N elements at p from their block's
+  // thresholds t (internal::Nvfp4ElementThresholds): the count of t[i] below
+  // |x| (i32 compares of the f32 bits), the sign in bit 3 except (kZeroInf:
+  // chunks holding an Inf) for +-Inf in a block with P == 0 (t[7] = 8 and
+  // count 7: bit 2 of the count, shifted to bit 3, clears the sign).
+  template <bool kZeroInf>
+  static HWY_INLINE VU ThresholdCodes(const uint8_t* HWY_RESTRICT p,
+                                      const uint32_t* HWY_RESTRICT t) {
+    const DU du;
+    const DI di;
+    const VU bits = Load(du, p, 0);
+    const auto ax = hn::BitCast(di, hn::And(bits, hn::Set(du, 0x7FFFFFFFu)));
+    VU cu;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+    if constexpr (hn::MaxLanes(DU()) == 16) {
+      // Binary search over the non-decreasing T_0..T_6 (the count of T_i
+      // below |x| is then the search's index): T_3, then T_1 or T_5 (one
+      // permute of the block's 8 thresholds), then T_0, T_2, T_4 or T_6.
+      const __m512i tv = _mm512_castsi256_si512(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t)));
+      const __m512i one = _mm512_set1_epi32(1);
+      __m512i idx = _mm512_maskz_mov_epi32(
+          _mm512_cmpgt_epi32_mask(ax.raw, _mm512_set1_epi32(static_cast<int32_t>(t[3]))),
+          _mm512_set1_epi32(4));
+      const __mmask16 gt2 = _mm512_cmpgt_epi32_mask(
+          ax.raw, _mm512_permutexvar_epi32(_mm512_or_si512(idx, one), tv));
+      idx = _mm512_mask_add_epi32(idx, gt2, idx, _mm512_set1_epi32(2));
+      const __mmask16 gt3 = _mm512_cmpgt_epi32_mask(ax.raw, _mm512_permutexvar_epi32(idx, tv));
+      cu = VU{_mm512_mask_add_epi32(idx, gt3, idx, one)};
+    } else  // NOLINT(readability/braces)
+#endif
+    {
+      auto c = hn::Zero(di);
+      for (int i = 0; i < 7; ++i) {
+        c = hn::Sub(c, hn::VecFromMask(di, hn::Gt(ax, hn::Set(di, static_cast<int32_t>(t[i])))));
+      }
+      cu = hn::BitCast(du, c);
+    }
+    if constexpr (!kZeroInf) return hn::OrAnd(cu, hn::ShiftRight<28>(bits), hn::Set(du, 8u));
+    const VU sign = hn::And(hn::ShiftRight<28>(bits), hn::Set(du, 8u));
+    return hn::Or(cu, hn::AndNot(hn::And(hn::ShiftLeft<1>(cu), hn::Set(du, t[7])), sign));
+  }
 
   // Codes (u32 lanes) of the N elements at p, scaled by m: x * m (MX) or
   // x / m, x * 0 when m == 0 (NVFP4; m = d * t), then the shared rn /

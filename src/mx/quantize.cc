@@ -86,8 +86,14 @@ void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
   // Inputs above 1 MiB (half a 2 MiB L2) stream from DRAM: pass 3 then
   // prefetches the next chunk into L2 only (MxBlockArgs::prefetch_l2).
   const size_t in_bytes = (job.row_end - job.row_begin) * s.cols * src_bytes;
-  const MxBlockArgs args{ScaleParams(s.format, job.mode), job.mode, job.tensor_scale,
-                         Ue4m3Table(), /*prefetch_l2=*/in_bytes > (size_t{1} << 20)};
+  Nvfp4ThresholdTable thresholds{job.tensor_scale, Ue4m3Table()};
+  const MxBlockArgs args{ScaleParams(s.format, job.mode),
+                         job.mode,
+                         job.tensor_scale,
+                         Ue4m3Table(),
+                         /*prefetch_l2=*/in_bytes > (size_t{1} << 20),
+                         job.arithmetic,
+                         &thresholds};
 
   // L1-sized chunks of MxBlockQuantizer::kMaxBlocks = 128 whole blocks (MX:
   // 4096 elements, 16 KiB of f32; NVFP4: 2048), which halves the per-chunk

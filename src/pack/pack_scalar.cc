@@ -276,7 +276,7 @@ absl::Status Pack(Layout l, absl::Span<const uint8_t> codes,
     return internal::OutsideError("codes", bad, codes[bad], mask,
                                   bits == 4 ? "a 4-bit code" : "a 6-bit code");
   }
-  std::memset(packed.data(), 0, packed.size());
+  if (!packed.empty()) std::memset(packed.data(), 0, packed.size());
   for (size_t i = 0; i < codes.size(); ++i) SetCode(l, packed.data(), i, codes[i]);
   return absl::OkStatus();
 }
@@ -322,7 +322,7 @@ absl::Status Compress(Layout dst, absl::Span<const uint8_t> b8x16,
                   : (c == Fp6Container::kLow6 ? "a low6 container 00xxxxxx"
                                               : "a mid6 container 0xxxxxx0"));
   }
-  std::memset(packed.data(), 0, packed.size());
+  if (!packed.empty()) std::memset(packed.data(), 0, packed.size());
   for (size_t i = 0; i < b8x16.size(); ++i) {
     SetCode(dst, packed.data(), i, FromContainer(bits, b8x16[i], c));
   }
@@ -388,7 +388,7 @@ absl::Status EncodePacked(Format from, Format elem, Layout dst,
     return s;
   }
   const int ib = Traits(from).storage_bytes;
-  std::memset(packed.data(), 0, packed.size());
+  if (!packed.empty()) std::memset(packed.data(), 0, packed.size());
   for (size_t i = 0; i < n; ++i) {
     const uint64_t code = Convert(from, elem, LoadLE(in.data() + i * ib, ib),
                                   policy, rbits.empty() ? 0 : rbits[i]);

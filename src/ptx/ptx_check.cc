@@ -15,6 +15,7 @@
 namespace mxpack {
 
 PtxFamily MultimemPtxFamily();  // src/multimem/parse.cc
+PtxFamily Tcgen05PtxFamily();   // src/ptx/ptx_check_tcgen05.cc
 
 namespace {
 
@@ -26,7 +27,9 @@ struct Registry {
 Registry& GetRegistry() {
   static Registry* r = [] {
     auto* reg = new Registry();
-    reg->families.push_back(MultimemPtxFamily());  // Built-in family.
+    // Built-in families (referenced here so the linker keeps them).
+    reg->families.push_back(MultimemPtxFamily());
+    reg->families.push_back(Tcgen05PtxFamily());
     return reg;
   }();
   return *r;
@@ -66,8 +69,9 @@ absl::string_view PtxOpcodeOf(absl::string_view line) {
   // Optional guard predicate: "@p" or "@!p" followed by whitespace.
   if (absl::StartsWith(s, "@")) {
     const size_t ws = s.find_first_of(" \t");
-    s = ws == absl::string_view::npos ? absl::string_view()
-                                      : absl::StripLeadingAsciiWhitespace(s.substr(ws));
+    s = ws == absl::string_view::npos
+            ? absl::string_view()
+            : absl::StripLeadingAsciiWhitespace(s.substr(ws));
   }
   // The opcode ends at the first whitespace, '{', '[' or ';'.
   const size_t end = s.find_first_of(" \t\r\n{[;,");
@@ -75,15 +79,40 @@ absl::string_view PtxOpcodeOf(absl::string_view line) {
   return s;
 }
 
+absl::string_view PtxOperandsOf(absl::string_view line,
+                                absl::string_view* junk) {
+  if (junk != nullptr) *junk = {};
+  absl::string_view s = absl::StripAsciiWhitespace(line);
+  const size_t comment = s.find("//");
+  if (comment != absl::string_view::npos) {
+    s = absl::StripTrailingAsciiWhitespace(s.substr(0, comment));
+  }
+  const absl::string_view opcode = PtxOpcodeOf(s);
+  if (opcode.empty()) return {};
+  s = s.substr(s.find(opcode) + opcode.size());
+  const size_t semi = s.find(';');
+  if (semi != absl::string_view::npos) {
+    if (junk != nullptr) {
+      *junk = absl::StripAsciiWhitespace(s.substr(semi + 1));
+    }
+    s = s.substr(0, semi);
+  }
+  return absl::StripAsciiWhitespace(s);
+}
+
 PtxCheckResult CheckPtx(absl::string_view spelling, absl::string_view target) {
   const absl::string_view opcode = PtxOpcodeOf(spelling);
+  // The line from the opcode on: the predicate dropped, operands kept.
+  absl::string_view line = absl::StripAsciiWhitespace(spelling);
+  if (!opcode.empty()) line = line.substr(line.find(opcode));
   std::string known;
   for (const PtxFamily& f : PtxFamilies()) {
-    if (absl::StartsWith(opcode, f.prefix)) return f.check(opcode, target);
+    if (absl::StartsWith(opcode, f.prefix)) return f.check(line, target);
     absl::StrAppend(&known, known.empty() ? "" : ", ", f.prefix, "*");
   }
   PtxCheckResult r;
-  r.text = absl::StrCat("illegal: [syntax] '", opcode,
+  r.usage_error = true;
+  r.text = absl::StrCat("not checked: '", opcode,
                         "': unknown instruction family; expected one of ",
                         known, "\n");
   return r;

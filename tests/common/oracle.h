@@ -1,6 +1,6 @@
 // Independent test oracle for encodes: exhaustive nearest-value search over
 // the decoded code table with explicit tie, direction and saturation rules.
-// It shares no rounding code with src/scalar (only the decoder, which the
+// It shares no rounding code with src/format/scalar.cc (only the decoder, which the
 // golden tables check separately), so agreement is evidence, not tautology.
 #ifndef MXPACK_TESTS_ORACLE_H_
 #define MXPACK_TESTS_ORACLE_H_

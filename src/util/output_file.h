@@ -1,0 +1,131 @@
+// Internal: writing user-named output files and directories so that nothing
+// the user already has is lost: outputs are created or replaced only as
+// regular files (or directories), always through a temporary name next to the
+// destination that is renamed into place, and never when they are the same
+// file as an input.
+//
+// Rules (docs/cli.md, "Output files"):
+//  - An output may be a new name or an existing regular file. A directory, a
+//    character or block device, a FIFO or a socket is refused, before any
+//    work, with an error naming the path and what it is.
+//  - An output that is the same file as an input (same st_dev and st_ino,
+//    so other spellings such as `../dir/./x` and hard links are caught) is
+//    refused before any work.
+//  - A symbolic link is written through: the link is resolved (realpath), the
+//    same checks apply to its target, and the target is replaced in the
+//    target's directory. The link itself stays a link. A link whose target
+//    does not exist is refused.
+//  - Data goes to `.NAME.mxpack-tmp.XXXXXX` in the destination's directory
+//    (created with O_CREAT | O_EXCL, mode 0666 & ~umask, or the mode of the
+//    file it replaces), is fsync'd and renamed over the destination. The
+//    temporary file is removed on every error path and, through a SIGINT /
+//    SIGTERM / SIGHUP handler, when the process is interrupted.
+//  - Replacing a file gives it a new inode: other hard links to the old file
+//    keep the old contents.
+//  - "-" names stdin / stdout and is never replaced; an empty path is an
+//    output or input that is not used.
+#ifndef MXPACK_SRC_UTIL_OUTPUT_FILE_H_
+#define MXPACK_SRC_UTIL_OUTPUT_FILE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+
+namespace mxpack {
+
+// Checks every output file path in `outputs` against the rules above and
+// against every path in `inputs` (inputs that do not exist are skipped; "-"
+// means stdin, compared through fstat(0); empty paths are skipped). Two outputs
+// naming the same file are refused too. Returns InvalidArgument naming the path
+// on the first violation. Call before reading inputs or doing any work.
+absl::Status CheckOutputFiles(const std::vector<std::string>& outputs,
+                              const std::vector<std::string>& inputs);
+
+// Same as CheckOutputFiles for output directories (see StagedDirectory): an
+// existing non-directory, or a directory that is or contains an input, is
+// refused; a non-empty directory is refused unless `overwrite`.
+absl::Status CheckOutputDirectory(const std::string& dir,
+                                  const std::vector<std::string>& inputs,
+                                  bool overwrite);
+
+// One output file being written: Create opens the temporary file, Write
+// appends, Commit fsyncs and renames it over the destination. Destroying an
+// uncommitted OutputFile removes the temporary file.
+class OutputFile {
+ public:
+  // Resolves `path` (symbolic links: to their target), checks the
+  // destination's type and creates the temporary file. `path` must not be
+  // "-" (callers write stdout themselves).
+  static absl::StatusOr<std::unique_ptr<OutputFile>> Create(
+      const std::string& path);
+
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  absl::Status Write(absl::string_view data);
+  absl::Status Write(absl::Span<const uint8_t> data) {
+    return Write(absl::string_view(reinterpret_cast<const char*>(data.data()),
+                                   data.size()));
+  }
+  // fsync, close, rename over the destination, fsync of its directory. After
+  // an error the temporary file is gone and the destination untouched.
+  absl::Status Commit();
+
+  // The path as the user gave it.
+  const std::string& path() const { return path_; }
+
+ private:
+  OutputFile() = default;
+  void Abandon();
+
+  std::string path_;         // as given
+  std::string destination_;  // resolved: what the rename replaces
+  std::string temp_;
+  int fd_ = -1;
+  int slot_ = -1;  // in the interruption cleanup registry
+  bool failed_ = false;
+};
+
+// Writes `data` to `path` through an OutputFile (create, write, commit).
+absl::Status WriteFileAtomically(const std::string& path,
+                                 absl::string_view data);
+
+// An output directory built under `DEST.mxpack-tmp.XXXXXX` next to DEST and
+// renamed into place by Commit. Destroying an uncommitted StagedDirectory
+// removes the staging directory and everything in it (also on SIGINT /
+// SIGTERM / SIGHUP). DEST may be a new name or an empty directory; a
+// non-empty directory is replaced only when `overwrite` is given (Commit then
+// exchanges the two atomically and removes the old contents). A symbolic link
+// is resolved and its target replaced; the link stays.
+class StagedDirectory {
+ public:
+  static absl::StatusOr<std::unique_ptr<StagedDirectory>> Create(
+      const std::string& dest, bool overwrite);
+  ~StagedDirectory();
+  StagedDirectory(const StagedDirectory&) = delete;
+  StagedDirectory& operator=(const StagedDirectory&) = delete;
+
+  // Where to write the directory's contents.
+  const std::string& staging_path() const { return staging_; }
+  absl::Status Commit();
+
+ private:
+  StagedDirectory() = default;
+
+  std::string dest_;         // as given
+  std::string destination_;  // resolved
+  std::string staging_;
+  bool overwrite_ = false;
+  int slot_ = -1;
+};
+
+}  // namespace mxpack
+
+#endif  // MXPACK_SRC_UTIL_OUTPUT_FILE_H_

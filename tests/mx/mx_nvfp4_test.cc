@@ -1,0 +1,466 @@
+// NVFP4 (include/mxpack/mx.h, docs/semantics.md section 5): golden blocks,
+// the tensor scale, the scalar reference against independent exact
+// formulas, and every target against it for every Nvfp4Arithmetic.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "gtest/gtest.h"
+#include "mxpack/dispatch.h"
+#include "mxpack/mx.h"
+#include "mxpack/pack.h"
+#include "mxpack/scalar.h"
+#include "src/mx/mx_internal.h"
+#include "tests/common/oracle.h"
+#include "tests/mx/mx_test_util.h"
+
+namespace mxpack::mx_test {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Golden blocks, computed by hand. e2m1 codes: 0 0, 1 0.5, 2 1, 3 1.5, 4 2,
+// 5 3, 6 4, 7 6; bit 3 is the sign.
+
+TEST(MxGolden, Nvfp4ScaleRoundingPerMode) {
+  // t = 1, block amax 7: 7 / 6 = 1.1667 in ue4m3 (steps of 0.125 in [1, 2)):
+  // floor -> rz 1.125 (0x39), even -> rn 1.125 (0x39), ceil/rceil -> rp
+  // 1.25 (0x3A). Elements: 7 / 1.125 = 6.22 -> 6 (0x7, saturated), 1 / 1.125
+  // = 0.89 -> 1.0 (0x2); 7 / 1.25 = 5.6 -> 6 (0x7), 1 / 1.25 = 0.8 -> 1.0.
+  for (ScaleMode m : kModes) {
+    const MxTensor t =
+        QuantizeBlock(MxFormat::kNvfp4, {7.0f, 1.0f}, m, 1.0f);
+    const bool up = m == ScaleMode::kCeil || m == ScaleMode::kRceil;
+    EXPECT_EQ(t.scales[0], up ? 0x3A : 0x39) << ScaleModeName(m);
+    EXPECT_EQ(t.elements[0], 0x7) << ScaleModeName(m);
+    EXPECT_EQ(t.elements[1], 0x2) << ScaleModeName(m);
+  }
+}
+
+TEST(MxGolden, Nvfp4UnitBlockAndSaturatingBlock) {
+  // t = 1: block amax 6 -> 6 / (6 * 1) = 1.0 = ue4m3 0x38 (exp 7, mant 0),
+  // d * t = 1, elements unchanged.
+  MxTensor t = QuantizeBlock(MxFormat::kNvfp4, {6.0f, -0.5f}, ScaleMode::kEven,
+                             1.0f);
+  EXPECT_EQ(t.scales[0], 0x38);
+  EXPECT_EQ(t.elements[0], 0x7);
+  EXPECT_EQ(t.elements[1], 0x9);
+  // Every element 10752 = 6 * 448 * 4: the block scale 1792 saturates to 448
+  // (0x7E), 10752 / 448 = 24 > 6: every element saturates to +-6.
+  std::vector<float> big(16, 10752.0f);
+  big[3] = -10752.0f;
+  t = QuantizeBlock(MxFormat::kNvfp4, big, ScaleMode::kEven, 1.0f);
+  EXPECT_EQ(t.scales[0], 0x7E);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(t.elements[i], i == 3 ? 0xF : 0x7);
+  absl::StatusOr<MxErrorStats> st = ComputeMxErrorStats(
+      Format::kF32, F32Bytes(big), View(t));
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->saturated, 16u);
+}
+
+TEST(MxGolden, Nvfp4TensorScaleFormula) {
+  // amax_tensor 26.88 -> t = 26.88 / 2688 in f32; all-zero tensor -> 1.0.
+  std::vector<float> x(16, 0.0f);
+  x[5] = -26.88f;
+  absl::StatusOr<float> t = ComputeNvfp4TensorScale(Format::kF32, F32Bytes(x));
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(F32Bits(*t), F32Bits(26.88f / 2688.0f));
+  std::vector<float> z(16, 0.0f);
+  EXPECT_EQ(*ComputeNvfp4TensorScale(Format::kF32, F32Bytes(z)), 1.0f);
+}
+
+TEST(MxGolden, Nvfp4TensorScaleIgnoresNanInfEverySource) {
+  // amax over the finite values only, whatever the source: the largest
+  // finite magnitude here is -3.5 (NaN, -Inf and +Inf present, subnormals
+  // and -0 too).
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> x = {1.0f, nan, -3.5f, inf, std::ldexp(1.0f, -20),
+                                -0.0f, -inf, 2.25f};
+  for (Format from : {Format::kF32, Format::kBF16, Format::kF16}) {
+    absl::StatusOr<float> t = ComputeNvfp4TensorScale(from, ToSource(x, from));
+    ASSERT_TRUE(t.ok());
+    EXPECT_EQ(F32Bits(*t), F32Bits(3.5f / 2688.0f)) << FormatName(from);
+  }
+  // Only non-finite values: as an all-zero tensor.
+  const std::vector<float> special = {nan, -inf, inf};
+  for (Format from : {Format::kF32, Format::kBF16, Format::kF16}) {
+    EXPECT_EQ(*ComputeNvfp4TensorScale(from, ToSource(special, from)), 1.0f)
+        << FormatName(from);
+  }
+}
+
+TEST(MxIndependent, Nvfp4F32QuotientReferenceEqualsDirectFormulas) {
+  const testing::Grid e2m1 = testing::MakeGrid(Format::kE2M1);
+  const testing::Grid ue4m3 = testing::MakeGrid(Format::kUE4M3);
+  for (ScaleMode m : kModes) {
+    const size_t rows = 5, cols = 64 + 9;
+    std::vector<float> x = RandomTensor(rows * cols, 23, false);
+    MxOptions o;
+    o.scale_mode = m;
+    o.nvfp4_arithmetic = Nvfp4Arithmetic::kF32Quotient;
+    absl::StatusOr<MxTensor> q = QuantizeMx(
+        MxFormat::kNvfp4, Format::kF32, F32Bytes(x), rows, cols, o,
+        Impl{Impl::kScalar});
+    ASSERT_TRUE(q.ok()) << q.status();
+    double amax_t = 0;
+    for (float v : x) amax_t = std::max(amax_t, std::fabs(double{v}));
+    const float t = static_cast<float>(amax_t) / 2688.0f;
+    ASSERT_EQ(F32Bits(q->tensor_scale), F32Bits(t));
+    EncodePolicy sp;
+    sp.rounding = m == ScaleMode::kFloor  ? Rounding::kRZ
+                  : m == ScaleMode::kEven ? Rounding::kRN
+                                          : Rounding::kRP;
+    const size_t bpr = q->shape.blocks_per_row();
+    for (size_t r = 0; r < rows; ++r) {
+      for (size_t k = 0; k < bpr; ++k) {
+        float amax = 0;
+        for (size_t c = k * 16; c < std::min(cols, k * 16 + 16); ++c) {
+          amax = std::max(amax, std::fabs(x[r * cols + c]));
+        }
+        const float qv = amax / (6.0f * t);
+        const uint64_t sc =
+            testing::OracleEncode(ue4m3, Format::kF32, double{qv}, sp);
+        ASSERT_EQ(q->scales[r * bpr + k], sc) << "r" << r << " k" << k;
+        const float p =
+            static_cast<float>(scalar::ToDouble(Format::kUE4M3, sc)) * t;
+        for (size_t c = k * 16; c < k * 16 + 16; ++c) {
+          uint64_t want = 0;
+          if (c < cols) {
+            const float y = p == 0 ? x[r * cols + c] * 0.0f : x[r * cols + c] / p;
+            want = testing::OracleEncode(e2m1, Format::kF32, double{y},
+                                         EncodePolicy{});
+          }
+          ASSERT_EQ(q->elements[r * q->shape.cols_padded() + c], want)
+              << "r" << r << " c" << c;
+        }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Nvfp4Arithmetic::kExact: single rounding from the exact quotients.
+
+constexpr Nvfp4Arithmetic kArithmetics[] = {Nvfp4Arithmetic::kExact,
+                                            Nvfp4Arithmetic::kF32Quotient};
+
+double Ue4m3(int code) { return scalar::ToDouble(Format::kUE4M3, static_cast<uint64_t>(code)); }
+
+// The block scale code of amax / (6 t) rounded per mode, found by comparing
+// amax with exact f64 products (ue4m3 values and midpoints have at most 5
+// significant bits, 6 t 26): no quotient is formed.
+uint8_t ExactScaleOracle(ScaleMode m, float amax, float t) {
+  const double a = amax, st = 6.0 * static_cast<double>(t);
+  int code = 0;
+  switch (m) {
+    case ScaleMode::kFloor:  // rz: the largest value <= the quotient
+      for (int k = 1; k <= 0x7E; ++k) {
+        if (Ue4m3(k) * st <= a) code = k;
+      }
+      break;
+    case ScaleMode::kCeil:  // rp: the smallest value >= it, satfinite
+    case ScaleMode::kRceil:
+      code = 0x7E;
+      for (int k = 0x7E; k >= 0; --k) {
+        if (Ue4m3(k) * st >= a) code = k;
+      }
+      break;
+    case ScaleMode::kEven:  // rn: past each midpoint; a tie goes to the even code
+      for (int k = 0; k < 0x7E; ++k) {
+        const double mid = (Ue4m3(k) + Ue4m3(k + 1)) / 2 * st;
+        if (a > mid || (a == mid && k % 2 == 1)) code = k + 1;
+      }
+      break;
+  }
+  return static_cast<uint8_t>(code);
+}
+
+// The e2m1 code of x / (d t), d = decode(scale code), rounded once: |x|
+// against the exact f64 products of the midpoints 0.25 .. 5 (between
+// magnitude codes i and i + 1; a tie goes to the even code) and d t.
+uint8_t ExactElementOracle(float x, uint8_t scale_code, float t) {
+  const double p = Ue4m3(scale_code) * static_cast<double>(t);
+  const uint8_t sign = std::signbit(x) ? 0x8 : 0x0;
+  if (p == 0) return std::isinf(x) ? 0x7 : sign;  // encode(x * 0); Inf * 0 = NaN -> +max
+  static constexpr double kMid[7] = {0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0};
+  const double a = std::fabs(static_cast<double>(x));
+  int c = 0;
+  for (int i = 0; i < 7; ++i) {
+    const double m = kMid[i] * p;
+    if (a > m || (a == m && i % 2 == 1)) ++c;
+  }
+  return static_cast<uint8_t>(c | sign);
+}
+
+// Quantizes x ([rows][cols] f32) as NVFP4 codes + linear scales.
+MxTensor QuantizeNvfp4(const std::vector<float>& x, size_t rows, size_t cols, float t,
+                       ScaleMode m, Nvfp4Arithmetic arith, Impl impl,
+                       ElementLayout layout = ElementLayout::kCodes) {
+  MxOptions o;
+  o.scale_mode = m;
+  o.tensor_scale = t;
+  o.nvfp4_arithmetic = arith;
+  o.layout = layout;
+  absl::StatusOr<MxTensor> q = QuantizeMx(MxFormat::kNvfp4, Format::kF32, F32Bytes(x), rows,
+                                          cols, o, impl);
+  EXPECT_TRUE(q.ok()) << q.status();
+  return q.ok() ? *q : MxTensor{};
+}
+
+TEST(MxNvfp4, SingleRoundingGoldenEveryTarget) {
+  // t = 0x3DBF3CF4 = 0.0933779776..., block scale d = 3 (0x44: 1.5 * 2^1),
+  // set by the element f32(18 t) (18 t / 6 t = 3). x = -0.98046875: exact
+  // x / (d t) = -3.49999995 -> -3 (0xD: sign | code 5); the f32 product
+  // d t and f32 quotient give -3.5, a tie -> -4 (0xE, even).
+  const float t = F32FromBits(0x3DBF3CF4u);
+  const float a = static_cast<float>(18.0 * static_cast<double>(t));
+  const std::vector<float> x = {-0.98046875f, a, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  EXPECT_EQ(scalar::Nvfp4ElementCode(-0.98046875f, 0x44, t), 0xD);
+  EXPECT_EQ(scalar::Nvfp4ElementCode(-0.98046875f, 0x44, t, Nvfp4Arithmetic::kF32Quotient),
+            0xE);
+  std::vector<int64_t> impls = AvailableTargets();
+  impls.push_back(Impl::kScalar);
+  for (int64_t target : impls) {
+    for (Nvfp4Arithmetic ar : kArithmetics) {
+      const MxTensor q = QuantizeNvfp4(x, 1, 16, t, ScaleMode::kEven, ar, Impl{target});
+      ASSERT_EQ(q.scales.size(), 1u);
+      EXPECT_EQ(q.scales[0], 0x44) << ImplName(Impl{target});
+      EXPECT_EQ(q.elements[0], ar == Nvfp4Arithmetic::kExact ? 0xD : 0xE)
+          << ImplName(Impl{target}) << " " << Nvfp4ArithmeticName(ar);
+      EXPECT_EQ(q.elements[1], 0x7) << ImplName(Impl{target});  // 6
+    }
+  }
+}
+
+TEST(MxNvfp4, ZeroScaleBlocksEncodeTimesZeroEveryTarget) {
+  // amax 0 (only +-0 and +-Inf): scale 0x00, d t = 0, elements encode(x * 0):
+  // +-0 keep their sign (0x0 / 0x8), +-Inf * 0 = NaN -> +max (0x7) unsigned.
+  // A tiny amax (1e-30 / 6 rounds to scale 0) behaves the same.
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> x = {inf, -inf, -0.0f, 0.0f, -inf, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  const std::vector<uint8_t> want = {0x7, 0x7, 0x8, 0x0, 0x7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  std::vector<float> tiny = x;
+  tiny[2] = -1e-30f;
+  tiny[3] = 1e-30f;
+  x.insert(x.end(), tiny.begin(), tiny.end());
+  std::vector<int64_t> impls = AvailableTargets();
+  impls.push_back(Impl::kScalar);
+  for (int64_t target : impls) {
+    for (Nvfp4Arithmetic ar : kArithmetics) {
+      const MxTensor q = QuantizeNvfp4(x, 2, 16, 1.0f, ScaleMode::kEven, ar, Impl{target});
+      const std::string what = ImplName(Impl{target}) + " " + std::string(Nvfp4ArithmeticName(ar));
+      ASSERT_EQ(q.scales, std::vector<uint8_t>({0, 0})) << what;
+      for (size_t i = 0; i < 32; ++i) EXPECT_EQ(q.elements[i], want[i % 16]) << what << " " << i;
+    }
+  }
+}
+
+// Blocks of 16 f32 values: the first sets the block scale (amax = f32(6 d t)
+// for the scale code c), the others lie within 2 ulps of each decision
+// point m_i * d t (m_i = 0.25 .. 5), both signs; then blocks of zeros up to
+// a multiple of 8 blocks.
+std::vector<float> BoundaryBlocks(float t) {
+  static constexpr double kMid[7] = {0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0};
+  std::vector<float> x;
+  for (int c = 1; c <= 0x7E; ++c) {
+    const double p = Ue4m3(c) * static_cast<double>(t);
+    const double amax = 6.0 * p;
+    if (amax > std::numeric_limits<float>::max()) continue;
+    std::vector<float> v;
+    for (double m : kMid) {
+      const uint32_t b = F32Bits(static_cast<float>(m * p));
+      for (int k = -2; k <= 2; ++k) {
+        if (static_cast<int64_t>(b) + k < 0) continue;
+        const float f = F32FromBits(b + static_cast<uint32_t>(k));
+        v.push_back(f);
+        v.push_back(-f);
+      }
+    }
+    for (size_t i = 0; i < v.size(); i += 15) {
+      x.push_back(static_cast<float>(amax));
+      for (size_t j = i; j < i + 15; ++j) x.push_back(j < v.size() ? v[j] : 0.0f);
+    }
+  }
+  while (x.size() % 128 != 0) x.push_back(0.0f);
+  return x;
+}
+
+TEST(MxNvfp4, ExactAtEveryDecisionPointEveryScaleCodeEveryTarget) {
+  // Every ue4m3 scale code 1..0x7E, tensor scales from subnormal to large
+  // (the golden example's among them), every e2m1 decision point +-2 ulps:
+  // the scalar reference equals the independent exact oracles (kExact), and
+  // every target equals the reference (both arithmetics, codes and
+  // b4x16_p64, every scale mode).
+  const float ts[] = {F32FromBits(0x3DBF3CF4u), 1.0f, 0.001f, 1.3f * std::ldexp(1.0f, -20),
+                      3.7e-30f, 1e-40f, 5e30f, F32FromBits(0x3F7FFFFFu)};
+  for (float t : ts) {
+    const std::vector<float> x = BoundaryBlocks(t);
+    const size_t cols = 128, rows = x.size() / cols;
+    for (ScaleMode m : kModes) {
+      for (Nvfp4Arithmetic ar : kArithmetics) {
+        const MxTensor ref = QuantizeNvfp4(x, rows, cols, t, m, ar, Impl{Impl::kScalar});
+        const std::string what = absl::StrFormat("t=%a %s %s", static_cast<double>(t),
+                                                 ScaleModeName(m), Nvfp4ArithmeticName(ar));
+        if (ar == Nvfp4Arithmetic::kExact) {
+          for (size_t b = 0; b < x.size() / 16; ++b) {
+            float amax = 0;
+            for (size_t j = 0; j < 16; ++j) amax = std::max(amax, std::fabs(x[16 * b + j]));
+            ASSERT_EQ(ref.scales[b], ExactScaleOracle(m, amax, t))
+                << what << " block " << b << " amax " << F32Bits(amax);
+            for (size_t j = 0; j < 16; ++j) {
+              const float v = x[16 * b + j];
+              ASSERT_EQ(ref.elements[16 * b + j], ExactElementOracle(v, ref.scales[b], t))
+                  << what << " block " << b << " x bits 0x" << std::hex << F32Bits(v)
+                  << " scale 0x" << int{ref.scales[b]};
+            }
+          }
+        }
+        for (ElementLayout layout : {ElementLayout::kCodes, ElementLayout::kB4x16P64}) {
+          const MxTensor want =
+              layout == ElementLayout::kCodes
+                  ? ref
+                  : QuantizeNvfp4(x, rows, cols, t, m, ar, Impl{Impl::kScalar}, layout);
+          for (int64_t target : AvailableTargets()) {
+            const MxTensor got = QuantizeNvfp4(x, rows, cols, t, m, ar, Impl{target}, layout);
+            ASSERT_EQ(got.scales, want.scales) << what << " " << ImplName(Impl{target});
+            for (size_t i = 0; i < want.elements.size(); ++i) {
+              ASSERT_EQ(got.elements[i], want.elements[i])
+                  << what << " " << ElementLayoutName(layout) << " " << ImplName(Impl{target})
+                  << " byte " << i;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(MxNvfp4, ExactScaleAtEveryMidpointAndValueEveryTarget) {
+  // Block amax within 3 ulps of every ue4m3 value and midpoint times 6 t
+  // (exact ties included where f32 holds them), for tensor scales that make
+  // the products exact or not, normal or subnormal: every mode's scale code
+  // equals the oracle on the reference, and every target equals the
+  // reference (scales and elements).
+  const float ts[] = {1.0f, F32FromBits(0x3DBF3CF4u), 0.0625f, 1e-3f, 1e-36f, 1e-41f, 1e33f};
+  for (float t : ts) {
+    std::vector<float> x;
+    for (int k = 0; k < 0x7E; ++k) {
+      for (double v : {Ue4m3(k + 1), (Ue4m3(k) + Ue4m3(k + 1)) / 2}) {
+        const double target = v * 6.0 * static_cast<double>(t);
+        if (!(target < std::numeric_limits<float>::max())) continue;
+        const uint32_t bits = F32Bits(static_cast<float>(target));
+        for (int off = -3; off <= 3; ++off) {
+          if (static_cast<int64_t>(bits) + off <= 0) continue;
+          const float a = F32FromBits(bits + static_cast<uint32_t>(off));
+          x.push_back(off % 2 == 0 ? a : -a);
+          x.push_back(a / 3);
+          for (int j = 2; j < 16; ++j) x.push_back(j % 5 == 0 ? -a / 7 : 0.0f);
+        }
+      }
+    }
+    while (x.size() % 128 != 0) x.push_back(0.0f);
+    const size_t cols = 128, rows = x.size() / cols;
+    for (ScaleMode m : kModes) {
+      const MxTensor ref =
+          QuantizeNvfp4(x, rows, cols, t, m, Nvfp4Arithmetic::kExact, Impl{Impl::kScalar});
+      const std::string what = absl::StrFormat("t=%a %s", static_cast<double>(t), ScaleModeName(m));
+      for (size_t b = 0; b < x.size() / 16; ++b) {
+        float amax = 0;
+        for (size_t j = 0; j < 16; ++j) amax = std::max(amax, std::fabs(x[16 * b + j]));
+        ASSERT_EQ(ref.scales[b], ExactScaleOracle(m, amax, t))
+            << what << " block " << b << " amax bits 0x" << std::hex << F32Bits(amax);
+      }
+      for (int64_t target : AvailableTargets()) {
+        const MxTensor got =
+            QuantizeNvfp4(x, rows, cols, t, m, Nvfp4Arithmetic::kExact, Impl{target});
+        ASSERT_EQ(got.scales, ref.scales) << what << " " << ImplName(Impl{target});
+        ASSERT_EQ(got.elements, ref.elements) << what << " " << ImplName(Impl{target});
+      }
+    }
+  }
+}
+
+TEST(MxNvfp4, ExactReferenceEqualsOraclesOnRandomTensors) {
+  // Random blocks (subnormals, ties, +-Inf; no NaN) with the computed tensor
+  // scale and tensor scales far from it.
+  for (uint32_t seed = 1; seed <= 6; ++seed) {
+    const size_t rows = 7, cols = 16 * 9;
+    std::vector<float> x = RandomTensor(rows * cols, seed, false);
+    if (seed % 2 == 0) x[5] = -std::numeric_limits<float>::infinity();
+    for (ScaleMode m : kModes) {
+      for (float t : {*ComputeNvfp4TensorScale(Format::kF32, F32Bytes(x)), 1e-12f, 3e7f}) {
+        const MxTensor q =
+            QuantizeNvfp4(x, rows, cols, t, m, Nvfp4Arithmetic::kExact, Impl{Impl::kScalar});
+        for (size_t b = 0; b < x.size() / 16; ++b) {
+          float amax = 0;
+          for (size_t j = 0; j < 16; ++j) {
+            if (std::isfinite(x[16 * b + j])) amax = std::max(amax, std::fabs(x[16 * b + j]));
+          }
+          ASSERT_EQ(q.scales[b], ExactScaleOracle(m, amax, t)) << "seed " << seed << " b " << b;
+          for (size_t j = 0; j < 16; ++j) {
+            ASSERT_EQ(q.elements[16 * b + j], ExactElementOracle(x[16 * b + j], q.scales[b], t))
+                << "seed " << seed << " b " << b << " j " << j;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(MxNvfp4, EveryArithmeticEveryTargetEqualsScalar) {
+  // Random tensors with NaN and Inf from every source into every element and
+  // scale layout, both arithmetics, every mode.
+  uint32_t seed = 100;
+  for (Nvfp4Arithmetic ar : kArithmetics) {
+    for (ScaleMode m : kModes) {
+      for (Format from : {Format::kF32, Format::kBF16, Format::kF16}) {
+        for (ElementLayout l :
+             {ElementLayout::kCodes, ElementLayout::kDense4, ElementLayout::kB4x16P64}) {
+          for (ScaleLayout sl : {ScaleLayout::kLinear, ScaleLayout::kTcgen05}) {
+            for (size_t cols : {size_t{64}, size_t{77}, size_t{4096 + 48}}) {
+              const size_t rows = cols > 1000 ? 3 : 33;
+              const std::vector<float> x = RandomTensor(rows * cols, seed++, true);
+              const std::vector<uint8_t> in = ToSource(x, from);
+              MxOptions o;
+              o.scale_mode = m;
+              o.layout = l;
+              o.scale_layout = sl;
+              o.nvfp4_arithmetic = ar;
+              const std::string what = absl::StrFormat(
+                  "%s %s from %s %s %s %dx%d", Nvfp4ArithmeticName(ar), ScaleModeName(m),
+                  FormatName(from), ElementLayoutName(l), ScaleLayoutName(sl), rows, cols);
+              absl::StatusOr<MxTensor> ref =
+                  QuantizeMx(MxFormat::kNvfp4, from, in, rows, cols, o, Impl{Impl::kScalar});
+              ASSERT_TRUE(ref.ok()) << what << ": " << ref.status();
+              for (int64_t target : AvailableTargets()) {
+                absl::StatusOr<MxTensor> got =
+                    QuantizeMx(MxFormat::kNvfp4, from, in, rows, cols, o, Impl{target});
+                ASSERT_TRUE(got.ok()) << what;
+                ASSERT_EQ(got->scales, ref->scales) << what << " " << ImplName(Impl{target});
+                ASSERT_EQ(got->elements, ref->elements) << what << " " << ImplName(Impl{target});
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(MxNvfp4, ArithmeticNamesRoundTrip) {
+  for (Nvfp4Arithmetic ar : kArithmetics) {
+    absl::StatusOr<Nvfp4Arithmetic> p = ParseNvfp4Arithmetic(Nvfp4ArithmeticName(ar));
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(*p, ar);
+  }
+  EXPECT_FALSE(ParseNvfp4Arithmetic("double").ok());
+}
+
+}  // namespace
+}  // namespace mxpack::mx_test

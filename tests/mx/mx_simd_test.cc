@@ -1,0 +1,488 @@
+// Every SIMD target of MX / NVFP4 quantization equals the scalar reference:
+// random tensors over every format, mode, source and layout, and structured
+// inputs aimed at each fast path (tiny and huge blocks, NaN blocks and row
+// padding, every scale code, ties, a caller's FTZ / DAZ, row ranges).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "gtest/gtest.h"
+#include "mxpack/dispatch.h"
+#include "mxpack/mx.h"
+#include "mxpack/pack.h"
+#include "mxpack/scalar.h"
+#include "src/mx/mx_internal.h"
+#include "tests/common/oracle.h"
+#include "tests/mx/mx_test_util.h"
+
+namespace mxpack::mx_test {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Every SIMD target equals the scalar reference.
+
+std::vector<Case> AllCases() {
+  std::vector<Case> cases;
+  for (MxFormat f : kFormats) {
+    const int bits = Traits(MxElementFormat(f)).bits;
+    std::vector<ElementLayout> layouts = {ElementLayout::kCodes};
+    if (bits == 4) {
+      layouts.push_back(ElementLayout::kDense4);
+      layouts.push_back(ElementLayout::kB4x16P64);
+    }
+    if (bits == 6) {
+      layouts.push_back(ElementLayout::kDense6);
+      layouts.push_back(ElementLayout::kB6x16P32);
+    }
+    for (ScaleMode m : kModes) {
+      for (Format from : {Format::kF32, Format::kBF16, Format::kF16}) {
+        for (ElementLayout l : layouts) {
+          for (ScaleLayout sl : {ScaleLayout::kLinear, ScaleLayout::kTcgen05}) {
+            // Aligned (flat run across rows), ragged, and one long row.
+            cases.push_back({f, m, from, l, sl, 130, 64});
+            cases.push_back({f, m, from, l, sl, 9, 77});
+            cases.push_back({f, m, from, l, sl, 2, 2080});
+          }
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+TEST(MxSimd, EveryTargetEqualsScalar) {
+  const std::vector<int64_t> targets = AvailableTargets();
+  ASSERT_FALSE(targets.empty());
+  uint32_t seed = 1;
+  for (const Case& c : AllCases()) {
+    const std::vector<float> x = RandomTensor(c.rows * c.cols, seed++, true);
+    const std::vector<uint8_t> in = ToSource(x, c.from);
+    MxOptions o;
+    o.scale_mode = c.mode;
+    o.layout = c.layout;
+    o.scale_layout = c.scale_layout;
+    const std::string what = absl::StrFormat(
+        "%s %s from %s %s %s %dx%d", MxFormatName(c.format),
+        ScaleModeName(c.mode), FormatName(c.from), ElementLayoutName(c.layout),
+        ScaleLayoutName(c.scale_layout), c.rows, c.cols);
+    absl::StatusOr<MxTensor> ref =
+        QuantizeMx(c.format, c.from, in, c.rows, c.cols, o, Impl{Impl::kScalar});
+    ASSERT_TRUE(ref.ok()) << what << ": " << ref.status();
+    for (int64_t target : targets) {
+      absl::StatusOr<MxTensor> got =
+          QuantizeMx(c.format, c.from, in, c.rows, c.cols, o, Impl{target});
+      ASSERT_TRUE(got.ok()) << what;
+      ASSERT_EQ(F32Bits(got->tensor_scale), F32Bits(ref->tensor_scale));
+      for (size_t i = 0; i < ref->scales.size(); ++i) {
+        ASSERT_EQ(got->scales[i], ref->scales[i])
+            << what << " target " << ImplName(Impl{target}) << " scale byte "
+            << i;
+      }
+      for (size_t i = 0; i < ref->elements.size(); ++i) {
+        ASSERT_EQ(got->elements[i], ref->elements[i])
+            << what << " target " << ImplName(Impl{target}) << " element byte "
+            << i;
+      }
+    }
+  }
+}
+
+TEST(MxSimd, TinyBlocksEveryTarget) {
+  // Whole blocks of f32 subnormals and tiny normals: their scales multiply
+  // the elements up (by as much as 2^127), so the SIMD encoders must see the
+  // exact subnormal inputs (the F16C path runs with FTZ but without DAZ) and
+  // round the scaled values with the right sticky bits. Random mantissas at
+  // every binade from 2^-149 to 2^-110; each target equals the reference.
+  constexpr size_t kRows = 40, kCols = 64;
+  const std::vector<float> x = RandomAtBinades(kRows * kCols, 4242, [](size_t i) {
+    return -110 - static_cast<int>((i / 16) % 40);  // per 16 elements
+  });
+  ExpectEveryTargetEqualsScalar(x, kRows, kCols, "tiny blocks");
+}
+
+TEST(MxSimd, HugeBlocksEveryTarget) {
+  // Blocks at 2^100 .. 2^127: their multipliers 2^-s (with the F16C path's
+  // folded 2^(bias - 15)) are f32 subnormals, built from bits and applied
+  // without DAZ; bf16 sources into e2m1 / e3m2 / e5m2 also skip the sticky
+  // OR. Each target equals the reference.
+  constexpr size_t kRows = 28, kCols = 64;
+  const std::vector<float> x = RandomAtBinades(kRows * kCols, 9191, [](size_t i) {
+    return 128 - static_cast<int>((i / 16) % 28);  // per 16 elements
+  });
+  ExpectEveryTargetEqualsScalar(x, kRows, kCols, "huge blocks");
+}
+
+TEST(MxSimd, NanBlocksRowPaddingAndScaleRunsEveryTarget) {
+  // Deterministic NaN blocks whose rows end in padding: with 100 (MX) and
+  // 120 (NVFP4) columns a row is 128 padded elements, so on 512-bit targets
+  // the partial block with the NaN and its padding lanes lies in a whole
+  // 64-element step (not the tail). Padding must stay code 0 in every
+  // layout. 9 blocks per row over more than one chunk starts chunks at a
+  // block that is not a multiple of 4, followed by whole tcgen05 groups.
+  for (size_t cols : {size_t{100}, size_t{120}, size_t{9 * 32}, size_t{9 * 16}}) {
+    const size_t rows = cols > 120 ? 40 : 9;
+    std::vector<float> x = RandomTensor(rows * cols, static_cast<uint32_t>(cols), false);
+    for (size_t r = 1; r < rows; r += 2) {
+      x[r * cols + cols - 3] = std::numeric_limits<float>::quiet_NaN();
+    }
+    x[5] = -std::numeric_limits<float>::infinity();
+    ExpectEveryTargetEqualsScalar(x, rows, cols, "NaN blocks");
+  }
+}
+
+TEST(MxSimd, Bf16EveryMagnitudeBelowAnAnchorEveryTarget) {
+  // bf16 into MXFP8 takes a direct integer path on x86 (u16 lanes, no
+  // widening) for vectors whose scaled values are all normals of the element
+  // format or +-0, and the general path otherwise (MXFP4, whose bf16 path
+  // is the general one, runs the same tensors). Each anchor A (the amax)
+  // is followed by every bf16 magnitude from 0 to A in ascending order, 31
+  // per block after A, with alternating signs: the upper blocks take the
+  // direct path (rounding ties included: every mantissa occurs), the lower
+  // ones hold scaled subnormals and bf16 subnormals (general path), and the
+  // top binade saturates in floor mode. The first block also holds +-Inf
+  // (saturate), the second +-Inf and +-A only: no small value sends it to
+  // the general path, only its Inf does (read as 2^128, Inf would not
+  // saturate under ceil / rceil near 2^128), and the last block +-0 only.
+  // Anchors put the scale code at its extremes (0 and 254) and in between.
+  constexpr size_t kCols = 64;
+  for (const uint16_t anchor : {uint16_t{0x7F7F}, uint16_t{0x7E80}, uint16_t{0x5F00},
+                                uint16_t{0x4380}, uint16_t{0x3FC0}, uint16_t{0x3F80},
+                                uint16_t{0x2000}, uint16_t{0x0400}, uint16_t{0x0100},
+                                uint16_t{0x0080}}) {
+    std::vector<uint16_t> bits;
+    size_t m = 0;
+    for (size_t b = 0; m <= anchor || bits.size() % kCols != 0; ++b) {
+      bits.push_back(anchor);
+      for (size_t j = 1; j < 32; ++j) {
+        uint16_t v = 0;
+        if (b <= 1 && j <= 2) {
+          v = j == 1 ? 0x7F80 : 0xFF80;  // +Inf, -Inf
+        } else if (b == 1) {
+          v = static_cast<uint16_t>(anchor | ((j & 1) << 15));  // no small values
+        } else if (m <= anchor) {
+          v = static_cast<uint16_t>(m | ((m & 1) << 15));
+          ++m;
+        } else {
+          v = static_cast<uint16_t>((j & 1) << 15);  // +0 / -0
+        }
+        bits.push_back(v);
+      }
+    }
+    std::vector<uint8_t> in(bits.size() * 2);
+    std::memcpy(in.data(), bits.data(), in.size());
+    const size_t rows = bits.size() / kCols;
+    for (MxFormat f : {MxFormat::kMxfp8E4m3, MxFormat::kMxfp8E5m2, MxFormat::kMxfp4}) {
+      for (ScaleMode mode : kModes) {
+        MxOptions o;
+        o.scale_mode = mode;
+        const std::string name = absl::StrFormat("anchor 0x%04x %s %s", anchor, MxFormatName(f),
+                                                 ScaleModeName(mode));
+        absl::StatusOr<MxTensor> ref =
+            QuantizeMx(f, Format::kBF16, in, rows, kCols, o, Impl{Impl::kScalar});
+        ASSERT_TRUE(ref.ok()) << name << ": " << ref.status();
+        for (int64_t target : AvailableTargets()) {
+          absl::StatusOr<MxTensor> got = QuantizeMx(f, Format::kBF16, in, rows, kCols, o,
+                                                    Impl{target});
+          ASSERT_TRUE(got.ok()) << name;
+          ASSERT_EQ(got->scales, ref->scales) << name << " " << ImplName(Impl{target});
+          for (size_t i = 0; i < ref->elements.size(); ++i) {
+            ASSERT_EQ(got->elements[i], ref->elements[i])
+                << name << " " << ImplName(Impl{target}) << " element " << i << " bf16 0x"
+                << std::hex << bits[i];
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(MxSimd, Bf16EveryScaleCodeEveryTarget) {
+  // bf16 into MXFP8 e4m3 on CPUs with AVX512-FP16 folds the block scale 2^X
+  // into an integer rebias and saturates the code bytes
+  // (Fp16EncodeHalf::Encode64MxAbs), for chunks (128 consecutive blocks)
+  // without NaN / Inf whose blocks have amax 0 or a scale code of at least
+  // 15; other chunks take the other paths.
+  // Chunk k holds blocks whose amax has bf16 exponent field E in [2k, 2k +
+  // 7] (so every scale code a finite amax gives, in every mode, meets both
+  // sides of the code-15 boundary within one chunk), every 16th block all
+  // +-0 (amax 0). A block holds its amax, elements at random exponents from
+  // E down to E - 12 (around the code-0 boundary of 2^-X and the subnormal
+  // codes), some far below and one bf16 subnormal, signs random. 3 blocks
+  // per row; the last chunk has 3 blocks (the odd last step).
+  constexpr size_t kCols = 96;
+  std::mt19937 rng(20261122);
+  std::vector<uint16_t> bits;
+  const auto block = [&](uint32_t e) {
+    const uint16_t amax = static_cast<uint16_t>(e << 7 | (rng() & 0x7F));
+    bits.push_back(static_cast<uint16_t>(amax | (rng() & 1) << 15));
+    for (size_t j = 1; j < 32; ++j) {
+      const uint32_t r = static_cast<uint32_t>(rng());
+      int64_t ej = static_cast<int64_t>(e) - static_cast<int64_t>(r % 13);
+      if (j % 8 == 7) ej = static_cast<int64_t>(e) - 13 - static_cast<int64_t>((r >> 8) % 40);
+      if (j == 31) ej = 0;  // a bf16 subnormal (or 0)
+      const uint16_t mag =
+          ej < 0 ? 0 : std::min<uint16_t>(static_cast<uint16_t>(ej << 7 | (r >> 16 & 0x7F)), amax);
+      bits.push_back(static_cast<uint16_t>(mag | (r >> 24 & 1) << 15));
+    }
+  };
+  for (uint32_t k = 0; k < 126; ++k) {
+    for (uint32_t j = 0; j < 128; ++j) {
+      if (j % 16 == 5) {
+        for (size_t i = 0; i < 32; ++i) bits.push_back(static_cast<uint16_t>((rng() & 1) << 15));
+      } else {
+        block(std::min<uint32_t>(2 * k + j % 8, 254));
+      }
+    }
+  }
+  for (uint32_t e : {100u, 101u, 102u}) block(e);
+  ASSERT_EQ(bits.size() % kCols, 0u);
+  std::vector<uint8_t> in(bits.size() * 2);
+  std::memcpy(in.data(), bits.data(), in.size());
+  const size_t rows = bits.size() / kCols;
+  // (MXFP4 / MXFP6 from bf16 take RangeEncodeF32's scale fold on AVX3_DL,
+  // see F32EveryScaleCodeEveryTarget.)
+  for (MxFormat f : {MxFormat::kMxfp8E4m3, MxFormat::kMxfp8E5m2, MxFormat::kMxfp6E2m3,
+                     MxFormat::kMxfp6E3m2, MxFormat::kMxfp4}) {
+    for (ScaleMode mode : kModes) {
+      MxOptions o;
+      o.scale_mode = mode;
+      const std::string name = absl::StrFormat("%s %s", MxFormatName(f), ScaleModeName(mode));
+      absl::StatusOr<MxTensor> ref =
+          QuantizeMx(f, Format::kBF16, in, rows, kCols, o, Impl{Impl::kScalar});
+      ASSERT_TRUE(ref.ok()) << name << ": " << ref.status();
+      for (int64_t target : AvailableTargets()) {
+        absl::StatusOr<MxTensor> got =
+            QuantizeMx(f, Format::kBF16, in, rows, kCols, o, Impl{target});
+        ASSERT_TRUE(got.ok()) << name;
+        ASSERT_EQ(got->scales, ref->scales) << name << " " << ImplName(Impl{target});
+        for (size_t i = 0; i < ref->elements.size(); ++i) {
+          ASSERT_EQ(got->elements[i], ref->elements[i])
+              << name << " " << ImplName(Impl{target}) << " element " << i << " bf16 0x"
+              << std::hex << bits[i] << " scale 0x" << int{ref->scales[i / 32]};
+        }
+      }
+    }
+  }
+}
+
+
+TEST(MxSimd, F32EveryScaleCodeEveryTarget) {
+  // f32 into MX on AVX3_DL folds the block scale 2^X into the range
+  // encoder's constants (RangeEncodeF32::Consts, no multiply) for chunks
+  // (128 consecutive blocks) whose every block has amax 0, a NaN, or X in
+  // [kFoldMinX, kFoldMaxX] (-124 .. -109 up to 87 .. 101 by format);
+  // other chunks multiply. Chunk k holds blocks whose amax has exponent
+  // field E in [2k, 2k + 7] (both fold bounds, and the code-0 and code-254
+  // scales, meet a neighbour inside one chunk), every 16th block all +-0,
+  // one block per chunk with an Inf element and every 9th chunk a NaN
+  // block. Elements: the amax, exponents E down to E - 12 (the element's
+  // normals and subnormals) and some far below (rounding to +-0), every
+  // 4th with only 5 mantissa bits (ties of every element format), five f32
+  // subnormals per block, signs random. One block per row (the last chunk
+  // has 3 blocks); codes and, for fp4 / fp6, the padded layouts; every
+  // target also under a caller's FTZ + DAZ (the fold runs in the caller's
+  // MXCSR: below kFoldMinX, DAZ would zero subnormals that round to codes).
+  constexpr size_t kCols = 32;
+  std::mt19937 rng(20261122);
+  std::vector<uint32_t> bits;
+  const auto value = [&](int64_t e, uint32_t r) -> uint32_t {
+    uint32_t mant = r & 0x7FFFFF;
+    if (r % 4 == 0) mant &= 0x7C0000;  // 5 mantissa bits: exact ties
+    if (e <= 0) return (r >> 24 & 1) ? (r & 0x7FFFFF) : 0;  // f32 subnormal or 0
+    return static_cast<uint32_t>(e) << 23 | mant;
+  };
+  const auto block = [&](uint32_t e, bool inf, bool nan) {
+    const uint32_t amax = value(e, static_cast<uint32_t>(rng()) | 1);
+    bits.push_back(amax | static_cast<uint32_t>(rng() & 1) << 31);
+    for (size_t j = 1; j < 32; ++j) {
+      const uint32_t r = static_cast<uint32_t>(rng());
+      int64_t ej = static_cast<int64_t>(e) - static_cast<int64_t>(r % 13);
+      if (j % 8 == 7) ej = static_cast<int64_t>(e) - 13 - static_cast<int64_t>((r >> 8) % 40);
+      if (j == 31 || j % 8 == 3) ej = 0;
+      uint32_t mag = std::min(value(ej, static_cast<uint32_t>(rng())), amax);
+      if (inf && j == 9) mag = 0x7F800000u;
+      if (nan && j == 17) mag = 0x7FC00001u;
+      bits.push_back(mag | (r >> 31) << 31);
+    }
+  };
+  for (uint32_t k = 0; k < 127; ++k) {
+    for (uint32_t j = 0; j < 128; ++j) {
+      if (j % 16 == 5) {
+        for (size_t i = 0; i < 32; ++i) bits.push_back(static_cast<uint32_t>(rng() & 1) << 31);
+      } else {
+        block(std::min<uint32_t>(2 * k + j % 8, 254), j == 100, k % 9 == 4 && j == 60);
+      }
+    }
+  }
+  for (uint32_t e : {100u, 101u, 102u}) block(e, false, false);
+  std::vector<uint8_t> in(bits.size() * 4);
+  std::memcpy(in.data(), bits.data(), in.size());
+  const size_t rows = bits.size() / kCols;
+  for (MxFormat f : kFormats) {
+    if (f == MxFormat::kNvfp4) continue;  // MX only
+    for (ElementLayout layout : LayoutsOf(f)) {
+      for (ScaleMode mode : kModes) {
+        MxOptions o;
+        o.scale_mode = mode;
+        o.layout = layout;
+        const std::string name = absl::StrFormat("%s %s layout %d", MxFormatName(f),
+                                                 ScaleModeName(mode), static_cast<int>(layout));
+        absl::StatusOr<MxTensor> ref =
+            QuantizeMx(f, Format::kF32, in, rows, kCols, o, Impl{Impl::kScalar});
+        ASSERT_TRUE(ref.ok()) << name << ": " << ref.status();
+        const size_t bytes_per_block = ref->elements.size() / (ref->scales.size());
+        for (int64_t target : AvailableTargets()) {
+          // The caller's MXCSR as is, then (x86) with FTZ and DAZ set.
+          for (bool ftz_daz : {false, true}) {
+            absl::StatusOr<MxTensor> got;
+#if defined(__x86_64__) || defined(__i386__)
+            if (ftz_daz) {
+              const FtzDazGuard guard;
+              got = QuantizeMx(f, Format::kF32, in, rows, kCols, o, Impl{target});
+            } else  // NOLINT(readability/braces)
+#endif
+            {
+              if (ftz_daz) continue;
+              got = QuantizeMx(f, Format::kF32, in, rows, kCols, o, Impl{target});
+            }
+            ASSERT_TRUE(got.ok()) << name;
+            ASSERT_EQ(got->scales, ref->scales) << name << " " << ImplName(Impl{target});
+            for (size_t i = 0; i < ref->elements.size(); ++i) {
+              const size_t b = i / bytes_per_block;
+              ASSERT_EQ(got->elements[i], ref->elements[i])
+                  << name << " " << ImplName(Impl{target}) << (ftz_daz ? " FTZ+DAZ" : "")
+                  << " byte " << i << " of block " << b << " (scale 0x" << std::hex
+                  << int{ref->scales[b]} << ", amax bits 0x" << bits[b * 32] << ")";
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(MxSimd, F32TopBinadeTiesEveryModeEveryTarget) {
+  // Elements in their block's top binade: with the scale folded and no Inf
+  // or NaN in the chunk, the AVX3_DL range encoder rounds unclamped and
+  // clamps the codes afterwards (RangeEncodeF32's kClamp = false), so the
+  // values between max and 2^(emax + 1) (floor mode) and every tie of the
+  // code grid there must come out as the reference's saturate-then-round.
+  // Per amax exponent field E (fold range and beyond; the fold applies per
+  // 128-block chunk, so each E fills one chunk): blocks whose amax has an
+  // all-ones mantissa and whose other elements are every grid point and tie
+  // of binade E for the element's mantissa width (t * 2^(23 - man - 1)
+  // mantissas), each exactly and one f32 ulp either side, signs varying.
+  constexpr size_t kCols = 64;
+  std::vector<uint32_t> bits;
+  for (uint32_t e = 1; e < 255; e += 9) {
+    std::vector<uint32_t> vals;
+    for (uint32_t t = 0; t < 16; ++t) {
+      for (int d : {-1, 0, 1}) {
+        const int64_t m = std::clamp<int64_t>((int64_t{t} << 19) + d, 0, 0x7FFFFF);
+        vals.push_back(e << 23 | static_cast<uint32_t>(m));
+      }
+    }
+    for (uint32_t t = 0; t < 8; ++t) vals.push_back(e << 23 | (t << 20 | 0x7FFFF));
+    size_t v = 0;
+    for (size_t blk = 0; blk < 128; ++blk) {
+      bits.push_back(e << 23 | 0x7FFFFFu | static_cast<uint32_t>(blk % 2) << 31);
+      for (size_t j = 1; j < 32; ++j, ++v) {
+        bits.push_back(vals[v % vals.size()] | static_cast<uint32_t>((v + v / 7 + blk) % 2) << 31);
+      }
+    }
+  }
+  while (bits.size() % kCols != 0) bits.push_back(0);
+  std::vector<uint8_t> in(bits.size() * 4);
+  std::memcpy(in.data(), bits.data(), in.size());
+  const size_t rows = bits.size() / kCols;
+  for (MxFormat f : kFormats) {
+    if (f == MxFormat::kNvfp4) continue;
+    for (ElementLayout layout : LayoutsOf(f)) {
+      for (ScaleMode mode : kModes) {
+        MxOptions o;
+        o.scale_mode = mode;
+        o.layout = layout;
+        absl::StatusOr<MxTensor> ref =
+            QuantizeMx(f, Format::kF32, in, rows, kCols, o, Impl{Impl::kScalar});
+        ASSERT_TRUE(ref.ok()) << ref.status();
+        for (int64_t target : AvailableTargets()) {
+          absl::StatusOr<MxTensor> got = QuantizeMx(f, Format::kF32, in, rows, kCols, o,
+                                                    Impl{target});
+          ASSERT_TRUE(got.ok());
+          ASSERT_EQ(got->scales, ref->scales) << MxFormatName(f) << " " << ScaleModeName(mode);
+          ASSERT_EQ(got->elements, ref->elements)
+              << MxFormatName(f) << " " << ScaleModeName(mode) << " layout "
+              << static_cast<int>(layout) << " " << ImplName(Impl{target});
+        }
+      }
+    }
+  }
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+TEST(MxSimd, CallerFtzDazDoesNotChangeMxResults) {
+  // A caller running with MXCSR.FTZ and .DAZ set (-ffast-math libraries,
+  // torch.set_flush_denormal): the MX kernels clear DAZ around the element
+  // pass, so subnormal inputs that the scale multiplies up still encode
+  // exactly, on every target. (NVFP4 computes its scales in the caller's
+  // environment and is not covered.)
+  constexpr size_t kRows = 24, kCols = 64;
+  const std::vector<float> x = RandomAtBinades(kRows * kCols, 777, [](size_t i) {
+    return (i / 32) % 2 == 0 ? -128 - static_cast<int>((i / 64) % 20) : -3;
+  });
+  for (Format from : {Format::kF32, Format::kBF16}) {
+    const std::vector<uint8_t> in = ToSource(x, from);
+    for (MxFormat f : kFormats) {
+      if (f == MxFormat::kNvfp4) continue;
+      MxOptions o;
+      absl::StatusOr<MxTensor> ref = QuantizeMx(f, from, in, kRows, kCols, o, Impl{Impl::kScalar});
+      ASSERT_TRUE(ref.ok()) << ref.status();
+      for (int64_t target : AvailableTargets()) {
+        absl::StatusOr<MxTensor> got;
+        {
+          const FtzDazGuard ftz_daz;
+          got = QuantizeMx(f, from, in, kRows, kCols, o, Impl{target});
+        }
+        ASSERT_TRUE(got.ok());
+        ASSERT_EQ(got->scales, ref->scales) << MxFormatName(f) << " " << ImplName(Impl{target});
+        ASSERT_EQ(got->elements, ref->elements)
+            << MxFormatName(f) << " from " << FormatName(from) << " " << ImplName(Impl{target});
+      }
+    }
+  }
+}
+#endif
+
+TEST(MxSimd, RowRangesComposeToTheWholeTensor) {
+  // Quantizing [0,128) and [128,300) separately equals one call (tcgen05 scale
+  // tiles span both ranges' rows).
+  const size_t rows = 300, cols = 96;
+  const std::vector<float> x = RandomTensor(rows * cols, 99, true);
+  const std::vector<uint8_t> in = F32Bytes(x);
+  MxOptions o;
+  o.layout = ElementLayout::kB4x16P64;
+  o.scale_layout = ScaleLayout::kTcgen05;
+  absl::StatusOr<MxTensor> whole =
+      QuantizeMx(MxFormat::kMxfp4, Format::kF32, in, rows, cols, o);
+  ASSERT_TRUE(whole.ok());
+  std::vector<uint8_t> e(whole->elements.size()), s(whole->scales.size());
+  for (auto [b, end] : {std::pair<size_t, size_t>{128, 300}, {0, 128}}) {
+    ASSERT_TRUE(QuantizeMxRows(MxFormat::kMxfp4, Format::kF32,
+                               absl::MakeConstSpan(in).subspan(b * cols * 4,
+                                                               (end - b) * cols * 4),
+                               rows, cols, b, end, o, absl::MakeSpan(e),
+                               absl::MakeSpan(s))
+                    .ok());
+  }
+  EXPECT_EQ(e, whole->elements);
+  EXPECT_EQ(s, whole->scales);
+}
+
+}  // namespace
+}  // namespace mxpack::mx_test

@@ -47,10 +47,12 @@ absl::StatusOr<OpenShard> Open(const CheckpointSource& src, const std::string& s
 absl::StatusOr<std::map<std::string, std::string>> ParseShardIndex(
     const std::string& text);
 
-// The output, written under a temporary name in the destination's directory
-// and renamed to `final_path` by Commit(); destroyed uncommitted, it removes
-// everything it wrote. A directory output must not exist; a file output
-// replaces an existing regular file.
+// A directory output, written under a temporary name in the destination's
+// directory and renamed to `final_path` by Commit(); destroyed uncommitted, it
+// removes everything it wrote. `final_path` must be new or an empty
+// directory. For a file output (directory == false) path() is `final_path`
+// itself: WriteSafetensors stages the file (temporary name, rename, symbolic
+// links written through).
 class StagedOutput {
  public:
   static absl::StatusOr<StagedOutput> Create(const std::string& final_path,

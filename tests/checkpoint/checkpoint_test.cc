@@ -407,12 +407,20 @@ TEST(CheckpointTest, FailureMidwayLeavesNoOutput) {
   }
   EXPECT_EQ(left, std::vector<std::string>{"in"});
 
-  // An existing output directory is never replaced.
+  // An existing output directory is replaced only when it is empty.
   fs::create_directory(t / "out");
+  WriteFile(t / "out/keep.txt", "mine");
   o.before_write = nullptr;
   r = QuantizeCheckpoint(t / "in", t / "out", o);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("the output exists"), std::string::npos);
+  EXPECT_NE(r.status().message().find("the output exists and is not an empty directory"),
+            std::string::npos)
+      << r.status();
+  EXPECT_EQ(ReadFile(t / "out/keep.txt"), "mine");
+  fs::remove(t / "out/keep.txt");
+  r = QuantizeCheckpoint(t / "in", t / "out", o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(fs::exists(t / "out/model.safetensors.index.json"));
 }
 
 TEST(CheckpointTest, EverySafetensorsDtypeIsCopied) {

@@ -1,10 +1,19 @@
-// quantize-model on a >= 1 GiB f32 checkpoint:
-// BM_QuantizeModel (library QuantizeModel: every 2-D tensor to MXFP4 or NVFP4,
-// tcgen05 layouts, 1 or 2 threads, no error statistics) against
-// BM_MemcpyModel, a memcpy of the same data bytes in the same binary. Both
-// report the input data bytes per second, so the ratio of their bytes/s is
-// the figure to quote.
+// quantize-model on >= 1 GiB checkpoints:
+// BM_QuantizeModel (library QuantizeModel: every 2-D tensor of an f32 file in
+// memory to MXFP4 or NVFP4, tcgen05 layouts, 1 or 2 threads, no error
+// statistics) against BM_MemcpyModel, a memcpy of the same data bytes; and
+// BM_QuantizeCheckpoint (QuantizeCheckpoint of a bf16 model directory of 4
+// shards on disk to compressed-tensors NVFP4 or MXFP4 with 2 threads, output
+// written to disk) against BM_MemcpyCheckpoint, a memcpy of the same tensor
+// bytes. Every benchmark reports input bytes per second, so the ratio of a
+// pair's bytes/s is the figure to quote.
+#include <stdlib.h>
+
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "bench/bench_util.h"
@@ -83,6 +92,118 @@ BENCHMARK(BM_QuantizeModel)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(3);
+
+// 11 Llama-like layers (hidden 2048, ffn 5504), all BF16, in 4 shards with
+// model.safetensors.index.json and config.json: 1.03 GiB of tensors. Written
+// once to a temporary directory (removed at exit).
+struct CheckpointDir {
+  std::string dir;
+  std::vector<std::unique_ptr<MappedFile>> shards;
+  uint64_t bytes = 0;
+  ~CheckpointDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+};
+
+const CheckpointDir& BigCheckpointDir() {
+  static const CheckpointDir* c = [] {
+    auto* ck = new CheckpointDir;
+    std::string tmpl = (std::filesystem::temp_directory_path() / "mxpack-bench-XXXXXX").string();
+    ck->dir = mkdtemp(tmpl.data());
+    const std::string model = ck->dir + "/model";
+    std::filesystem::create_directory(model);
+    const uint64_t h = 2048, f = 5504;
+    const int layers = 11, shards = 4;
+    std::string index = "{\"metadata\": {}, \"weight_map\": {";
+    uint32_t seed = 1;
+    for (int s = 0; s < shards; ++s) {
+      std::vector<std::vector<uint8_t>> data;
+      std::vector<StTensorOut> tensors;
+      const std::string shard =
+          "model-0000" + std::to_string(s + 1) + "-of-0000" + std::to_string(shards) +
+          ".safetensors";
+      for (int l = s * layers / shards; l < (s + 1) * layers / shards; ++l) {
+        const std::string p = "model.layers." + std::to_string(l) + ".";
+        const std::pair<std::string, std::vector<uint64_t>> specs[] = {
+            {"self_attn.q_proj.weight", {h, h}}, {"self_attn.k_proj.weight", {h, h}},
+            {"self_attn.v_proj.weight", {h, h}}, {"self_attn.o_proj.weight", {h, h}},
+            {"mlp.gate_proj.weight", {f, h}},    {"mlp.up_proj.weight", {f, h}},
+            {"mlp.down_proj.weight", {h, f}}};
+        for (const auto& [name, shape] : specs) {
+          std::vector<uint8_t> b(shape[0] * shape[1] * 2);
+          for (size_t i = 0; i < b.size(); i += 2) {
+            seed = seed * 1664525u + 1013904223u;
+            // bf16 with exponent around 2^-6 and a random sign and mantissa.
+            const uint16_t v = static_cast<uint16_t>(0x3C00 + (seed >> 22)) |
+                               static_cast<uint16_t>((seed >> 5) & 0x8000);
+            b[i] = static_cast<uint8_t>(v);
+            b[i + 1] = static_cast<uint8_t>(v >> 8);
+          }
+          data.push_back(std::move(b));
+          tensors.push_back({p + name, StDtype::kBF16, shape, data.back()});
+          index += "\"" + p + name + "\": \"" + shard + "\",";
+          ck->bytes += data.back().size();
+        }
+      }
+      (void)WriteSafetensors(model + "/" + shard, tensors, {{"format", "pt"}});
+      ck->shards.push_back(*MappedFile::Open(model + "/" + shard));
+    }
+    index.back() = '}';
+    index += "}";
+    std::ofstream(model + "/model.safetensors.index.json") << index;
+    std::ofstream(model + "/config.json") << "{\"model_type\": \"llama\"}";
+    return ck;
+  }();
+  return *c;
+}
+
+void BM_MemcpyCheckpoint(benchmark::State& state) {
+  const CheckpointDir& c = BigCheckpointDir();
+  std::vector<uint8_t> dst(c.bytes + (64 << 20));
+  std::memset(dst.data(), 1, dst.size());
+  for (auto _ : state) {
+    size_t off = 0;
+    for (const auto& f : c.shards) {
+      std::memcpy(dst.data() + off, f->bytes().data(), f->bytes().size());
+      off += f->bytes().size();
+    }
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(c.bytes));
+  state.counters["GiB"] = static_cast<double>(c.bytes) / (1 << 30);
+}
+BENCHMARK(BM_MemcpyCheckpoint)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+
+// range(0): 0 = compressed-tensors MXFP4, 1 = compressed-tensors NVFP4.
+void BM_QuantizeCheckpoint(benchmark::State& state) {
+  const CheckpointDir& c = BigCheckpointDir();
+  CheckpointOptions o;
+  o.format = state.range(0) == 0 ? MxFormat::kMxfp4 : MxFormat::kNvfp4;
+  o.threads = 2;
+  const std::string out = c.dir + "/out";
+  for (auto _ : state) {
+    std::error_code ec;
+    std::filesystem::remove_all(out, ec);
+    absl::StatusOr<CheckpointReport> r = QuantizeCheckpoint(c.dir + "/model", out, o);
+    if (!r.ok()) {
+      state.SkipWithError(std::string(r.status().message()).c_str());
+      return;
+    }
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(c.bytes));
+  state.counters["GiB"] = static_cast<double>(c.bytes) / (1 << 30);
+}
+BENCHMARK(BM_QuantizeCheckpoint)
+    ->ArgNames({"nvfp4"})
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1);
 
 }  // namespace
 }  // namespace mxpack::bench

@@ -92,7 +92,8 @@ case "$mode" in
     runs="${2:-10000000}"
     dir="${SANITIZE_BUILD_DIR:-build-sanitize}"
     configure_instrumented "$dir" -DMXPACK_LIBFUZZER=ON
-    names=(safetensors_fuzz quant_record_fuzz ptx_check_fuzz tmem_script_fuzz cli_values_fuzz)
+    names=(safetensors_fuzz quant_record_fuzz ptx_check_fuzz tmem_script_fuzz cli_values_fuzz
+           checkpoint_fuzz)
     cmake --build "$dir" -j"$(nproc)" --target "${names[@]/%/_libfuzzer}"
     export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
     export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"

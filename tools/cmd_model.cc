@@ -30,8 +30,8 @@ ABSL_FLAG(std::string, format, "",
           "(quantize-model: empty = the scheme's default)");
 ABSL_FLAG(std::string, scheme, "",
           "quantize-model: export scheme: compressed-tensors (vLLM / transformers; "
-          "the default) or mxpack (native records; the default when --layout or "
-          "--scale-mode is given)");
+          "the default), modelopt, gpt-oss, or mxpack (native records; the default "
+          "when --layout or --scale-mode is given)");
 ABSL_FLAG(std::string, scale_mode, "",
           "Scale mode: floor, rceil, ceil, even (empty: floor for MX formats, "
           "even for nvfp4; mxpack scheme only)");
@@ -249,7 +249,8 @@ int RunInspect(const std::vector<std::string>& args) {
 const bool kQuantizeModel = RegisterCommand(
     {"quantize-model",
      "quantize a Hugging Face checkpoint for vLLM / transformers (NVFP4, MXFP4, MXFP8)",
-     "quantize-model IN OUT [--scheme=compressed-tensors|mxpack] [--format=FMT]\n"
+     "quantize-model IN OUT [--scheme=compressed-tensors|modelopt|gpt-oss|mxpack] "
+     "[--format=FMT]\n"
      "       [--include=REGEX] [--ignore=REGEX] [--dry-run] [--max-shard-size=5GB]\n"
      "       [--layout=dense|tcgen05] [--scale-mode=MODE] [--threads=N] [--json] "
      "[--quiet]\n\n"
@@ -270,6 +271,13 @@ const bool kQuantizeModel = RegisterCommand(
      "weight_scale / 32;\n"
      "                      mxfp8_e4m3: F8_E4M3 X.weight + U8 weight_scale / 32. "
      "Loads in vLLM as is.\n"
+     "  modelopt            nvfp4: X.weight (packed), X.weight_scale, X.weight_scale_2 "
+     "and\n"
+     "                      hf_quant_config.json (ModelOpt's unified HF checkpoint)\n"
+     "  gpt-oss             mxfp4 of the MoE experts only: *_blocks [E, out, in/32, 16] "
+     "and\n"
+     "                      *_scales (quant_method mxfp4, as OpenAI's gpt-oss "
+     "checkpoints)\n"
      "  mxpack              every MX format and nvfp4 as NAME.qdata/.scales(/.tscale) "
      "with\n"
      "                      mxpack.tensor.NAME records; --layout dense (default) or "

@@ -1,11 +1,18 @@
 // Quantizing whole checkpoints: safetensors in, MX/NVFP4 safetensors out
 // (mxpack quantize-model / dequantize-model / inspect).
 //
+// Two levels. QuantizeCheckpoint / DequantizeCheckpoint (below) take a file or
+// a Hugging Face model directory and export it in a serving stack's scheme
+// (compressed-tensors, modelopt, gpt-oss) or mxpack's own; docs/checkpoints.md
+// gives every scheme's on-disk convention and its sources. QuantizeModel /
+// DequantizeModel are the mxpack scheme's in-memory engine for one file:
+//
 // QuantizeModel quantizes every 2-D F32/F16/BF16 tensor whose name matches
 // `include` and not `exclude` (ECMAScript regexes searched anywhere in the
-// name) with QuantizeMx along its rows: shape [rows, cols] = [output
-// features, input features], blocks of 32 (16 for NVFP4) along cols. Every
-// other tensor is copied byte for byte. A quantized tensor NAME becomes
+// name; or those `select` accepts, 3-D ones included) with QuantizeMx along
+// its rows: shape [rows, cols] = [output features, input features], blocks of
+// 32 (16 for NVFP4) along cols. Every other tensor is copied byte for byte. A
+// quantized tensor NAME becomes
 //   NAME.qdata   element bytes, shape [rows, MxShape::element_row_bytes()];
 //                dtype F8_E4M3 / F8_E5M2 for MXFP8, U8 otherwise
 //   NAME.scales  U8 scale bytes: linear [rows, blocks_per_row], or
@@ -13,16 +20,17 @@
 //   NAME.tscale  NVFP4 only: F32 [1], the tensor scale
 // and the file's __metadata__ gets "mxpack.version" and, per tensor,
 // "mxpack.tensor.NAME" = a JSON object string:
-//   {"format": "mxfp4", "layout": "tcgen05", "element_layout": "b4x16_p64",
-//    "scale_layout": "tcgen05", "scale_mode": "floor", "block_size": 32,
+//   {"format": "mxfp4", "layout": "dense", "element_layout": "dense4",
+//    "scale_layout": "linear", "scale_mode": "floor", "block_size": 32,
 //    "dtype": "F32", "shape": [rows, cols], "qdata": "NAME.qdata",
 //    "scales": "NAME.scales", ["tscale": "NAME.tscale",]
-//    "mxpack_version": "0.1.0"}
+//    ["tensor_shape": [E, out, in],] "mxpack_version": "0.1.0"}
 // Metadata already in the input is kept.
 //
 // Layouts (--layout):
-//   dense    element layout codes (fp8) / dense6 (fp6) / dense4 (fp4),
-//            linear scales: the smallest file.
+//   dense    (default) element layout codes (fp8) / dense6 (fp6) / dense4
+//            (fp4), linear scales: the smallest file, and the global-memory
+//            layout every TMA data type loads (docs/semantics.md section 2).
 //   tcgen05  codes (fp8) / b6x16_p32 (fp6) / b4x16_p64 (fp4) elements and the
 //            tcgen05 block-scaled-MMA scale tiles: what TMA + tcgen05.cp load.
 //
@@ -203,8 +211,10 @@ absl::StatusOr<std::string> InspectJson(const SafetensorsView& in);
 // wins. Selecting nothing is an error.
 //
 // Schemes (`scheme`): "compressed-tensors" (default; vLLM and transformers
-// load it as-is) and "mxpack" (the native records above). Each scheme has its
-// formats; asking for one it lacks is an error naming the schemes that have it.
+// load it as is: nvfp4, mxfp4, mxfp8_e4m3), "modelopt" (nvfp4), "gpt-oss"
+// (mxfp4 MoE experts) and "mxpack" (the native records above; every format).
+// Each writes its stack's own arithmetic bit for bit; asking a scheme for a
+// format it lacks is an error naming the schemes that have it.
 
 inline constexpr uint64_t kDefaultMaxShardBytes = 5000000000;  // 5 GB
 

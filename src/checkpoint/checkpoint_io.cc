@@ -146,15 +146,32 @@ absl::StatusOr<CheckpointSource> OpenCheckpointSource(const std::string& path) {
   return src;
 }
 
+absl::StatusOr<OpenShard> Open(const CheckpointSource& src, const std::string& shard) {
+  const std::string path = src.ShardPath(shard);
+  absl::StatusOr<std::unique_ptr<MappedFile>> f = MappedFile::Open(path);
+  if (!f.ok()) return f.status();
+  OpenShard s;
+  s.file = std::shared_ptr<MappedFile>(std::move(*f));
+  absl::StatusOr<SafetensorsView> v = ParseSafetensors(s.file->bytes());
+  if (!v.ok()) {
+    return absl::Status(v.status().code(), absl::StrCat(path, ": ", v.status().message()));
+  }
+  s.view = *std::move(v);
+  return s;
+}
+
 absl::StatusOr<StagedOutput> StagedOutput::Create(const std::string& final_path,
                                                   bool directory) {
+  // A file output is written by WriteSafetensors, which itself goes through
+  // a temporary name (and writes through symbolic links): nothing to stage.
+  if (!directory) return StagedOutput(final_path, final_path, false);
   std::error_code ec;
-  // A file output replaces an existing file (rename); a directory output
-  // never replaces anything.
   const fs::file_status st = fs::symlink_status(final_path, ec);
-  if (fs::exists(st) && (directory || !fs::is_regular_file(st))) {
+  if (fs::exists(st) && !(fs::is_directory(st) && fs::is_empty(final_path, ec))) {
     return absl::AlreadyExistsError(absl::StrFormat(
-        "%s: the output exists; remove it or choose another path", final_path));
+        "%s: the output exists and is not an empty directory; remove it or choose "
+        "another path",
+        final_path));
   }
   fs::path parent = fs::path(final_path).parent_path();
   if (parent.empty()) parent = ".";
@@ -164,20 +181,11 @@ absl::StatusOr<StagedOutput> StagedOutput::Create(const std::string& final_path,
         parent.string()));
   }
   std::string tmpl = absl::StrCat(final_path, ".mxpack-tmp-XXXXXX");
-  if (directory) {
-    if (mkdtemp(tmpl.data()) == nullptr) {
-      return absl::PermissionDeniedError(absl::StrFormat(
-          "%s: cannot open for writing: %s", final_path, std::strerror(errno)));
-    }
-  } else {
-    const int fd = mkstemp(tmpl.data());
-    if (fd < 0) {
-      return absl::PermissionDeniedError(absl::StrFormat(
-          "%s: cannot open for writing: %s", final_path, std::strerror(errno)));
-    }
-    ::close(fd);
+  if (mkdtemp(tmpl.data()) == nullptr) {
+    return absl::PermissionDeniedError(absl::StrFormat(
+        "%s: cannot open for writing: %s", final_path, std::strerror(errno)));
   }
-  return StagedOutput(final_path, tmpl, directory);
+  return StagedOutput(final_path, tmpl, true);
 }
 
 StagedOutput::StagedOutput(StagedOutput&& o) noexcept
@@ -189,17 +197,17 @@ StagedOutput::StagedOutput(StagedOutput&& o) noexcept
 }
 
 StagedOutput::~StagedOutput() {
-  if (done_) return;
+  if (done_ || !directory_) return;
   std::error_code ec;
   fs::remove_all(tmp_, ec);
 }
 
 absl::Status StagedOutput::Commit() {
-  std::error_code ec;
-  if (directory_ && fs::exists(fs::symlink_status(final_, ec))) {
-    return absl::AlreadyExistsError(
-        absl::StrFormat("%s: the output appeared while writing; not replaced", final_));
+  if (!directory_) {
+    done_ = true;
+    return absl::OkStatus();
   }
+  // rename(2) replaces an empty directory and nothing else.
   if (std::rename(tmp_.c_str(), final_.c_str()) != 0) {
     return absl::DataLossError(absl::StrFormat("%s: cannot rename %s into place: %s",
                                                final_, tmp_, std::strerror(errno)));

@@ -5,11 +5,13 @@
 #define MXPACK_SRC_CHECKPOINT_CHECKPOINT_IO_H_
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "mxpack/safetensors.h"
 
 namespace mxpack::internal {
 
@@ -33,15 +35,24 @@ struct CheckpointSource {
 
 absl::StatusOr<CheckpointSource> OpenCheckpointSource(const std::string& path);
 
+// One shard of a source, mapped and parsed (errors name its path).
+struct OpenShard {
+  std::shared_ptr<MappedFile> file;
+  SafetensorsView view;
+};
+absl::StatusOr<OpenShard> Open(const CheckpointSource& src, const std::string& shard);
+
 // Parses model.safetensors.index.json text: {"metadata": {...},
 // "weight_map": {tensor: shard}}; shard names must be relative file names.
 absl::StatusOr<std::map<std::string, std::string>> ParseShardIndex(
     const std::string& text);
 
-// The output, written under a temporary name in the destination's directory
-// and renamed to `final_path` by Commit(); destroyed uncommitted, it removes
-// everything it wrote. A directory output must not exist; a file output
-// replaces an existing regular file.
+// A directory output, written under a temporary name in the destination's
+// directory and renamed to `final_path` by Commit(); destroyed uncommitted, it
+// removes everything it wrote. `final_path` must be new or an empty
+// directory. For a file output (directory == false) path() is `final_path`
+// itself: WriteSafetensors stages the file (temporary name, rename, symbolic
+// links written through).
 class StagedOutput {
  public:
   static absl::StatusOr<StagedOutput> Create(const std::string& final_path,

@@ -1,6 +1,7 @@
-// quantize-model / dequantize-model over safetensors checkpoints: planning,
-// chunked parallel (de)quantization with QuantizeMxRows / DequantizeMx, the
-// metadata records and the reports.
+// The in-memory engine of the mxpack scheme: one safetensors file's tensors
+// quantized with QuantizeMxRows / dequantized with DequantizeMx in chunks on a
+// thread pool, with their metadata records (records.cc parses them; reports
+// are rendered by model_report.cc).
 #include "mxpack/model.h"
 
 #include <algorithm>
@@ -139,10 +140,6 @@ absl::Status FirstErrorStatus(const std::vector<absl::Status>& statuses) {
   return absl::OkStatus();
 }
 
-std::string ShapeString(const std::vector<uint64_t>& shape) {
-  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
-}
-
 absl::StatusOr<std::regex> CompileRegex(absl::string_view flag,
                                         const std::string& pattern) {
   try {
@@ -184,27 +181,9 @@ std::string TensorRecord(const MxShape& s, ScaleMode mode, ModelLayout layout,
   return j.dump();
 }
 
-Json StatsJson(const MxErrorStats& s) {
-  return {{"elements", s.elements},
-          {"nan_inf_inputs", s.nan_inf_inputs},
-          {"nan_outputs", s.nan_outputs},
-          {"saturated", s.saturated},
-          {"max_abs_error", s.max_abs_error},
-          {"rmse", s.rmse},
-          {"signal_power", s.signal_power},
-          {"sqnr_db", std::isfinite(s.sqnr_db) ? Json(s.sqnr_db) : Json(nullptr)}};
-}
-
 absl::Span<uint8_t> NewBuffer(ModelOutput& out, size_t n, bool zero) {
   out.buffers.emplace_back(zero ? new uint8_t[n]() : new uint8_t[n]);
   return {out.buffers.back().get(), n};
-}
-
-std::string Bytes(uint64_t n) {
-  if (n >= (uint64_t{1} << 30)) return absl::StrFormat("%.2f GiB", static_cast<double>(n) / 1073741824.0);
-  if (n >= (uint64_t{1} << 20)) return absl::StrFormat("%.2f MiB", static_cast<double>(n) / 1048576.0);
-  if (n >= (uint64_t{1} << 10)) return absl::StrFormat("%.1f KiB", static_cast<double>(n) / 1024.0);
-  return absl::StrFormat("%d B", n);
 }
 
 }  // namespace
@@ -427,157 +406,6 @@ absl::StatusOr<ModelOutput> QuantizeModel(const SafetensorsView& in,
   return out;
 }
 
-absl::StatusOr<std::vector<QuantizedTensorInfo>> ListQuantizedTensors(
-    const SafetensorsView& in) {
-  std::vector<QuantizedTensorInfo> list;
-  for (const auto& entry : in.metadata) {
-    // Named references, not structured bindings: the lambdas below capture
-    // `key`, which C++17 (and clang 14) does not allow for bindings.
-    const std::string& key = entry.first;
-    const std::string& value = entry.second;
-    if (!absl::StartsWith(key, kModelTensorKeyPrefix)) continue;
-    QuantizedTensorInfo q;
-    q.name = key.substr(std::strlen(kModelTensorKeyPrefix));
-    auto bad = [&](const std::string& msg) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("metadata '%s': %s", key, msg));
-    };
-    Json j;
-    try {
-      j = Json::parse(value);
-    } catch (const Json::exception& e) {
-      return bad(absl::StrCat("not valid JSON: ", e.what()));
-    }
-    if (!j.is_object()) return bad("expected a JSON object");
-    auto str = [&](const char* field) -> absl::StatusOr<std::string> {
-      if (!j.contains(field) || !j[field].is_string()) {
-        return bad(absl::StrFormat("missing string field \"%s\"", field));
-      }
-      return j[field].get<std::string>();
-    };
-    absl::StatusOr<std::string> f;
-    f = str("format");
-    if (!f.ok()) return f.status();
-    absl::StatusOr<MxFormat> format = ParseMxFormat(*f);
-    if (!format.ok()) return bad(std::string(format.status().message()));
-    q.shape.format = *format;
-    f = str("element_layout");
-    if (!f.ok()) return f.status();
-    absl::StatusOr<ElementLayout> el = ParseElementLayout(*f);
-    if (!el.ok()) return bad(std::string(el.status().message()));
-    q.shape.layout = *el;
-    f = str("scale_layout");
-    if (!f.ok()) return f.status();
-    absl::StatusOr<ScaleLayout> sl = ParseScaleLayout(*f);
-    if (!sl.ok()) return bad(std::string(sl.status().message()));
-    q.shape.scale_layout = *sl;
-    f = str("layout");
-    if (!f.ok()) return f.status();
-    absl::StatusOr<ModelLayout> ml = ParseModelLayout(*f);
-    if (!ml.ok()) return bad(std::string(ml.status().message()));
-    q.layout = *ml;
-    f = str("scale_mode");
-    if (!f.ok()) return f.status();
-    absl::StatusOr<ScaleMode> sm = ParseScaleMode(*f);
-    if (!sm.ok()) return bad(std::string(sm.status().message()));
-    q.scale_mode = *sm;
-    f = str("dtype");
-    if (!f.ok()) return f.status();
-    absl::StatusOr<StDtype> dt = ParseStDtype(*f);
-    if (!dt.ok()) return bad(std::string(dt.status().message()));
-    if (*dt != StDtype::kF32 && *dt != StDtype::kF16 && *dt != StDtype::kBF16) {
-      return bad(absl::StrFormat("dtype: expected F32, F16 or BF16, got %s", *f));
-    }
-    q.dtype = *dt;
-    if (!j.contains("shape") || !j["shape"].is_array() || j["shape"].size() != 2 ||
-        !j["shape"][0].is_number_unsigned() || !j["shape"][1].is_number_unsigned()) {
-      return bad("shape: expected [rows, cols] of non-negative integers");
-    }
-    q.shape.rows = j["shape"][0].get<size_t>();
-    q.shape.cols = j["shape"][1].get<size_t>();
-    if (absl::Status s = CheckMxShape(q.shape); !s.ok()) {
-      return bad(std::string(s.message()));
-    }
-    q.tensor_shape = {q.shape.rows, q.shape.cols};
-    if (j.contains("tensor_shape")) {
-      const Json& ts = j["tensor_shape"];
-      bool valid = ts.is_array() && ts.size() == 3;
-      for (size_t k = 0; valid && k < 3; ++k) valid = ts[k].is_number_unsigned();
-      if (!valid || ts[0].get<uint64_t>() * ts[1].get<uint64_t>() != q.shape.rows ||
-          ts[2].get<uint64_t>() != q.shape.cols) {
-        return bad("tensor_shape: expected [a, b, cols] with a * b == rows");
-      }
-      q.tensor_shape = ts.get<std::vector<uint64_t>>();
-    }
-    for (auto [field, dst] : {std::pair<const char*, std::string*>{"qdata", &q.qdata},
-                              {"scales", &q.scales}}) {
-      f = str(field);
-      if (!f.ok()) return f.status();
-      *dst = *f;
-    }
-    if (q.shape.format == MxFormat::kNvfp4) {
-      f = str("tscale");
-      if (!f.ok()) return f.status();
-      q.tscale = *f;
-    }
-    if (j.contains("mxpack_version") && j["mxpack_version"].is_string()) {
-      q.version = j["mxpack_version"].get<std::string>();
-    }
-    // The named tensors must exist with the sizes the shape implies.
-    auto check = [&](const std::string& name, uint64_t bytes,
-                     absl::string_view what) -> absl::Status {
-      const StTensorInfo* t = in.Find(name);
-      if (t == nullptr) {
-        return bad(absl::StrFormat("%s tensor '%s' is missing", what, name));
-      }
-      if (t->num_bytes() != bytes) {
-        return bad(absl::StrFormat("%s tensor '%s': expected %d bytes, got %d", what,
-                                   name, bytes, t->num_bytes()));
-      }
-      if (what == "tscale" && t->dtype != StDtype::kF32) {
-        return bad(absl::StrFormat("tscale tensor '%s': expected dtype F32, got %s",
-                                   name, StDtypeName(t->dtype)));
-      }
-      return absl::OkStatus();
-    };
-    if (absl::Status s = check(q.qdata, q.shape.element_bytes(), "qdata"); !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = check(q.scales, q.shape.scale_bytes(), "scales"); !s.ok()) {
-      return s;
-    }
-    if (!q.tscale.empty()) {
-      if (absl::Status s = check(q.tscale, 4, "tscale"); !s.ok()) return s;
-    }
-    list.push_back(std::move(q));
-  }
-  return list;
-}
-
-absl::StatusOr<MxTensorView> QuantizedTensorView(const SafetensorsView& in,
-                                                 const QuantizedTensorInfo& info) {
-  const StTensorInfo* qd = in.Find(info.qdata);
-  const StTensorInfo* sc = in.Find(info.scales);
-  if (qd == nullptr || sc == nullptr) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "tensor '%s': qdata '%s' or scales '%s' missing", info.name, info.qdata,
-        info.scales));
-  }
-  MxTensorView v;
-  v.shape = info.shape;
-  v.elements = in.Bytes(*qd);
-  v.scales = in.Bytes(*sc);
-  if (!info.tscale.empty()) {
-    const StTensorInfo* ts = in.Find(info.tscale);
-    if (ts == nullptr || ts->num_bytes() != 4) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("tensor '%s': tscale '%s' missing", info.name, info.tscale));
-    }
-    std::memcpy(&v.tensor_scale, in.Bytes(*ts).data(), 4);
-  }
-  return v;
-}
-
 absl::StatusOr<ModelOutput> DequantizeModel(const SafetensorsView& in,
                                             const DequantizeModelOptions& options) {
   const auto t0 = Clock::now();
@@ -756,169 +584,6 @@ absl::StatusOr<ModelReport> DequantizeModelFile(const std::string& in_path,
                                                 const DequantizeModelOptions& options) {
   return RunFile(in_path, out_path,
                  [&](const SafetensorsView& v) { return DequantizeModel(v, options); });
-}
-
-std::string ModelReportText(const ModelReport& r) {
-  std::string s;
-  const bool q = r.operation == "quantize";
-  if (q) {
-    absl::StrAppendFormat(
-        &s, "quantize-model: %s, layout %s (elements %s, scales %s), scale mode %s, "
-            "%d threads\n",
-        MxFormatName(r.format), ModelLayoutName(r.layout),
-        ElementLayoutName(ModelElementLayout(r.format, r.layout)),
-        ScaleLayoutName(ModelScaleLayout(r.layout)), ScaleModeName(r.scale_mode),
-        r.threads);
-  } else {
-    absl::StrAppendFormat(&s, "dequantize-model: %d threads\n", r.threads);
-  }
-  size_t w = 6;
-  for (const TensorReport& t : r.tensors) w = std::max(w, t.name.size());
-  absl::StrAppendFormat(&s, "%-*s %-14s %-5s %-9s %10s %10s %8s %11s %10s %9s\n",
-                        static_cast<int>(w), "tensor", "shape", "dtype", "action",
-                        "in_bytes", "out_bytes", "sqnr_dB", "max_abs_err", "rmse",
-                        "saturated");
-  for (const TensorReport& t : r.tensors) {
-    absl::StrAppendFormat(&s, "%-*s %-14s %-5s %-9s %10d %10d",
-                          static_cast<int>(w), t.name, ShapeString(t.shape),
-                          StDtypeName(t.dtype),
-                          t.quantized ? (q ? std::string(MxFormatName(r.format))
-                                           : std::string("dequant"))
-                                      : std::string("copied"),
-                          t.in_bytes, t.out_bytes);
-    if (t.stats.has_value()) {
-      absl::StrAppendFormat(&s, " %8.2f %11.4g %10.4g %9d", t.stats->sqnr_db,
-                            t.stats->max_abs_error, t.stats->rmse, t.stats->saturated);
-    }
-    s += "\n";
-  }
-  const size_t copied = r.tensors.size() - r.quantized_tensors;
-  absl::StrAppendFormat(&s, "total: %d %s, %d copied; data %s -> %s (%.2fx)",
-                        r.quantized_tensors, q ? "quantized" : "dequantized", copied,
-                        Bytes(r.in_bytes), Bytes(r.out_bytes),
-                        r.out_bytes > 0 ? static_cast<double>(r.in_bytes) /
-                                              static_cast<double>(r.out_bytes)
-                                        : 0.0);
-  if (r.total.has_value()) {
-    absl::StrAppendFormat(&s, "; SQNR %.2f dB, max abs err %.4g, saturated %d",
-                          r.total->sqnr_db, r.total->max_abs_error,
-                          r.total->saturated);
-    if (r.total->nan_inf_inputs > 0) {
-      absl::StrAppendFormat(&s, ", NaN/Inf inputs %d", r.total->nan_inf_inputs);
-    }
-  } else if (q && r.quantized_tensors > 0) {
-    s += "; no error statistics (--error-stats)";
-  }
-  absl::StrAppendFormat(&s, "\nspeed: %s in %.3f s = %.1f MiB/s (%.3f s with file I/O)\n",
-                        Bytes(r.processed_bytes), r.seconds,
-                        r.processed_bytes_per_second() / 1048576.0, r.total_seconds);
-  return s;
-}
-
-std::string ModelReportJson(const ModelReport& r) {
-  Json j;
-  j["operation"] = r.operation;
-  if (r.operation == "quantize") {
-    j["format"] = std::string(MxFormatName(r.format));
-    j["layout"] = std::string(ModelLayoutName(r.layout));
-    j["element_layout"] =
-        std::string(ElementLayoutName(ModelElementLayout(r.format, r.layout)));
-    j["scale_layout"] = std::string(ScaleLayoutName(ModelScaleLayout(r.layout)));
-    j["scale_mode"] = std::string(ScaleModeName(r.scale_mode));
-  }
-  j["threads"] = r.threads;
-  Json tensors = Json::array();
-  for (const TensorReport& t : r.tensors) {
-    Json e = {{"name", t.name},
-              {"dtype", std::string(StDtypeName(t.dtype))},
-              {"shape", t.shape},
-              {"quantized", t.quantized},
-              {"in_bytes", t.in_bytes},
-              {"out_bytes", t.out_bytes}};
-    if (t.stats.has_value()) e["stats"] = StatsJson(*t.stats);
-    tensors.push_back(std::move(e));
-  }
-  j["tensors"] = std::move(tensors);
-  j["quantized_tensors"] = r.quantized_tensors;
-  j["in_bytes"] = r.in_bytes;
-  j["out_bytes"] = r.out_bytes;
-  j["processed_bytes"] = r.processed_bytes;
-  if (r.total.has_value()) j["total"] = StatsJson(*r.total);
-  j["seconds"] = r.seconds;
-  j["total_seconds"] = r.total_seconds;
-  j["bytes_per_second"] = r.processed_bytes_per_second();
-  return j.dump(2) + "\n";
-}
-
-absl::StatusOr<std::string> InspectText(const SafetensorsView& in) {
-  absl::StatusOr<std::vector<QuantizedTensorInfo>> list = ListQuantizedTensors(in);
-  if (!list.ok()) return list.status();
-  std::string s;
-  absl::StrAppendFormat(&s, "%d tensors, %d data bytes, %d metadata entries\n",
-                        in.tensors.size(), in.data.size(), in.metadata.size());
-  size_t w = 6;
-  for (const StTensorInfo& t : in.tensors) w = std::max(w, t.name.size());
-  absl::StrAppendFormat(&s, "%-*s %-8s %-20s %12s\n", static_cast<int>(w), "tensor",
-                        "dtype", "shape", "bytes");
-  for (const StTensorInfo& t : in.tensors) {
-    absl::StrAppendFormat(&s, "%-*s %-8s %-20s %12d\n", static_cast<int>(w), t.name,
-                          StDtypeName(t.dtype), ShapeString(t.shape), t.num_bytes());
-  }
-  bool header = false;
-  for (const auto& [k, v] : in.metadata) {
-    if (absl::StartsWith(k, kModelTensorKeyPrefix)) continue;
-    if (!header) s += "metadata:\n";
-    header = true;
-    absl::StrAppendFormat(&s, "  %s = %s\n", k, v);
-  }
-  if (!list->empty()) s += "quantized tensors:\n";
-  for (const QuantizedTensorInfo& q : *list) {
-    absl::StrAppendFormat(
-        &s, "  %s: %s [%d, %d] -> %s, layout %s (elements %s, scales %s), "
-            "scale mode %s, block %d; %s + %s%s%s\n",
-        q.name, StDtypeName(q.dtype), q.shape.rows, q.shape.cols,
-        MxFormatName(q.shape.format), ModelLayoutName(q.layout),
-        ElementLayoutName(q.shape.layout), ScaleLayoutName(q.shape.scale_layout),
-        ScaleModeName(q.scale_mode), q.shape.block(), q.qdata, q.scales,
-        q.tscale.empty() ? "" : " + ", q.tscale);
-  }
-  return s;
-}
-
-absl::StatusOr<std::string> InspectJson(const SafetensorsView& in) {
-  absl::StatusOr<std::vector<QuantizedTensorInfo>> list = ListQuantizedTensors(in);
-  if (!list.ok()) return list.status();
-  Json j;
-  Json tensors = Json::array();
-  for (const StTensorInfo& t : in.tensors) {
-    tensors.push_back({{"name", t.name},
-                       {"dtype", std::string(StDtypeName(t.dtype))},
-                       {"shape", t.shape},
-                       {"data_offsets", {t.begin, t.end}}});
-  }
-  j["tensors"] = std::move(tensors);
-  j["metadata"] = in.metadata;
-  Json quantized = Json::array();
-  for (const QuantizedTensorInfo& q : *list) {
-    Json e = {{"name", q.name},
-              {"format", std::string(MxFormatName(q.shape.format))},
-              {"layout", std::string(ModelLayoutName(q.layout))},
-              {"element_layout", std::string(ElementLayoutName(q.shape.layout))},
-              {"scale_layout", std::string(ScaleLayoutName(q.shape.scale_layout))},
-              {"scale_mode", std::string(ScaleModeName(q.scale_mode))},
-              {"dtype", std::string(StDtypeName(q.dtype))},
-              {"shape", {q.shape.rows, q.shape.cols}},
-              {"qdata", q.qdata},
-              {"scales", q.scales}};
-    if (!q.tscale.empty()) {
-      e["tscale"] = q.tscale;
-      absl::StatusOr<MxTensorView> v = QuantizedTensorView(in, q);
-      if (v.ok()) e["tensor_scale"] = v->tensor_scale;
-    }
-    quantized.push_back(std::move(e));
-  }
-  j["quantized"] = std::move(quantized);
-  return j.dump(2) + "\n";
 }
 
 }  // namespace mxpack

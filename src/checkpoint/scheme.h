@@ -111,6 +111,7 @@ absl::StatusOr<const Scheme*> FindScheme(absl::string_view name);
 
 const Scheme* CompressedTensorsScheme();
 const Scheme* ModelOptScheme();
+const Scheme* GptOssScheme();
 const Scheme* MxpackScheme();
 
 // e2m1 nibble of a scaled weight q as compressed-tensors (cast_to_fp4, then

@@ -115,6 +115,8 @@ void CtMxRow(Format w, bool fp8, const uint8_t* in, size_t row, size_t cols,
              uint8_t* elements, uint8_t* scales) {
   const size_t base = row * cols;
   const int offset = fp8 ? 8 : 2;
+  const float min_normal = w == Format::kF16 ? 6.103515625e-05f
+                                             : std::numeric_limits<float>::min();
   for (size_t g = 0; g < cols / 32; ++g) {
     float amax = 0;
     for (size_t k = 0; k < 32; ++k) {
@@ -124,8 +126,10 @@ void CtMxRow(Format w, bool fp8, const uint8_t* in, size_t row, size_t cols,
     scales[g] = code;
     for (size_t k = 0; k < 32; ++k) {
       const size_t i = base + g * 32 + k;
-      const float q = RoundToDtype(
-          w, static_cast<float>(static_cast<double>(LoadAsF32(w, in, i)) / scale));
+      // x / scale is exact in f32 (a power of two) and already has w's
+      // precision unless it falls below w's smallest normal.
+      float q = static_cast<float>(static_cast<double>(LoadAsF32(w, in, i)) / scale);
+      if (w != Format::kF32 && std::fabs(q) < min_normal) q = RoundToDtype(w, q);
       if (fp8) {
         elements[g * 32 + k] =
             static_cast<uint8_t>(EncodeF32(q, Format::kE4M3, kRnSat));
@@ -279,6 +283,12 @@ class CompressedTensors final : public Scheme {
 
 bool Is(const StTensorInfo* t, StDtype d) { return t != nullptr && t->dtype == d; }
 
+// Same rank and all dimensions but the last equal.
+bool SameLeadingDims(const StTensorInfo& a, const StTensorInfo& b) {
+  return a.shape.size() == b.shape.size() &&
+         std::equal(a.shape.begin(), a.shape.end() - 1, b.shape.begin());
+}
+
 std::vector<FoundQuantized> CompressedTensors::Find(const SafetensorsView& v) const {
   std::vector<FoundQuantized> found;
   for (const StTensorInfo& t : v.tensors) {
@@ -291,7 +301,7 @@ std::vector<FoundQuantized> CompressedTensors::Find(const SafetensorsView& v) co
       base = t.name.substr(0, t.name.size() - 7);
       const StTensorInfo* sc = v.Find(base + "_scale");
       const StTensorInfo* gs = v.Find(base + "_global_scale");
-      if (sc == nullptr || sc->shape.size() != rank) continue;
+      if (sc == nullptr || !SameLeadingDims(*sc, t)) continue;
       q.shape = t.shape;
       q.shape.back() *= 2;
       const uint64_t cols = q.shape.back();
@@ -307,7 +317,7 @@ std::vector<FoundQuantized> CompressedTensors::Find(const SafetensorsView& v) co
       }
     } else if (t.dtype == StDtype::kF8E4M3) {
       const StTensorInfo* sc = v.Find(t.name + "_scale");
-      if (!Is(sc, StDtype::kU8) || sc->shape.size() != rank ||
+      if (!Is(sc, StDtype::kU8) || !SameLeadingDims(*sc, t) ||
           sc->shape.back() * 32 != t.shape.back()) {
         continue;
       }

@@ -1,4 +1,5 @@
 // The table of checkpoint export schemes and the scalar helpers they share.
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@ const std::vector<const Scheme*>& Schemes() {
   static const std::vector<const Scheme*>* table = new std::vector<const Scheme*>{
       CompressedTensorsScheme(),
       ModelOptScheme(),
+      GptOssScheme(),
       MxpackScheme(),
   };
   return *table;
@@ -42,11 +44,22 @@ std::vector<FoundQuantized> FindQuantized(const SafetensorsView& v) {
   return all;
 }
 
+// The thresholds of round-to-nearest-even between e2m1 magnitudes {0, 0.5, 1,
+// 1.5, 2, 3, 4, 6}: a tie goes to the even code (0.25 -> 0, 0.75 -> 1,
+// 1.25 -> 1, 1.75 -> 2, 2.5 -> 2, 3.5 -> 4, 5 -> 4); above 5 saturates at 6.
 uint8_t E2m1Nibble(float q) {
   if (q == 0.0f) return 0;
-  constexpr EncodePolicy kRnSat = {Rounding::kRN, Saturation::kSatFinite, false,
-                                   OverflowTie::kEven};
-  return static_cast<uint8_t>(EncodeF32(q, Format::kE2M1, kRnSat));
+  const uint8_t sign = std::signbit(q) ? 0x8 : 0x0;
+  const float a = std::fabs(q);
+  const uint8_t m = a <= 0.25f  ? 0
+                    : a < 0.75f ? 1
+                    : a <= 1.25f ? 2
+                    : a < 1.75f ? 3
+                    : a <= 2.5f ? 4
+                    : a < 3.5f  ? 5
+                    : a <= 5.0f ? 6
+                                : 7;
+  return static_cast<uint8_t>(sign | m);
 }
 
 float RoundToDtype(Format w, float x) {
@@ -57,12 +70,17 @@ float RoundToDtype(Format w, float x) {
 }
 
 float LoadAsF32(Format from, const uint8_t* p, size_t i) {
+  float f;
   if (from == Format::kF32) {
-    float f;
     std::memcpy(&f, p + 4 * i, 4);
     return f;
   }
   const uint16_t h = static_cast<uint16_t>(p[2 * i] | (p[2 * i + 1] << 8));
+  if (from == Format::kBF16) {  // the upper half of an f32
+    const uint32_t b = uint32_t{h} << 16;
+    std::memcpy(&f, &b, 4);
+    return f;
+  }
   return DecodeToF32(from, h);
 }
 

@@ -130,7 +130,7 @@ Decision Selector::Decide(const StTensorInfo& t) const {
     return d;
   }
   d.quantize = true;
-  d.reason = "fused expert weights [E, out, in]";
+  d.reason = "fused expert weights (3-D)";
   return d;
 }
 

@@ -3,6 +3,7 @@
 // compressed-tensors itself (golden/make_golden.py), model directories, shards
 // in and out (a fused group spanning two shards), every safetensors dtype,
 // 3-D expert tensors, the default selection, --dry-run and a failure midway.
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -406,12 +407,20 @@ TEST(CheckpointTest, FailureMidwayLeavesNoOutput) {
   }
   EXPECT_EQ(left, std::vector<std::string>{"in"});
 
-  // An existing output directory is never replaced.
+  // An existing output directory is replaced only when it is empty.
   fs::create_directory(t / "out");
+  WriteFile(t / "out/keep.txt", "mine");
   o.before_write = nullptr;
   r = QuantizeCheckpoint(t / "in", t / "out", o);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("the output exists"), std::string::npos);
+  EXPECT_NE(r.status().message().find("the output exists and is not an empty directory"),
+            std::string::npos)
+      << r.status();
+  EXPECT_EQ(ReadFile(t / "out/keep.txt"), "mine");
+  fs::remove(t / "out/keep.txt");
+  r = QuantizeCheckpoint(t / "in", t / "out", o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(fs::exists(t / "out/model.safetensors.index.json"));
 }
 
 TEST(CheckpointTest, EverySafetensorsDtypeIsCopied) {
@@ -473,7 +482,7 @@ TEST(CheckpointTest, ExpertTensorsAndSchemeErrors) {
   for (const PlannedTensor& p : r->tensors) by[p.name] = &p;
   const PlannedTensor& gu = *by.at("model.layers.0.mlp.experts.gate_up_proj");
   EXPECT_TRUE(gu.quantized);
-  EXPECT_EQ(gu.reason, "fused expert weights [E, out, in]");
+  EXPECT_EQ(gu.reason, "fused expert weights (3-D)");
   EXPECT_EQ(gu.outputs[0].name, "model.layers.0.mlp.experts.gate_up_proj_packed");
   EXPECT_EQ(gu.outputs[0].shape, (std::vector<uint64_t>{4, 64, 16}));
   EXPECT_EQ(gu.outputs[1].shape, (std::vector<uint64_t>{4, 64, 1}));
@@ -518,6 +527,47 @@ TEST(CheckpointTest, ExpertTensorsAndSchemeErrors) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("unknown scheme 'tensorrt'"), std::string::npos);
   EXPECT_FALSE(fs::exists(t / "x.safetensors"));
+}
+
+TEST(CheckpointTest, GptOssExpertsBecomeBlocksAndScales) {
+  TempDir t;
+  // gpt-oss keeps experts as [E, in, out].
+  Tensor gu = Bf16("model.layers.0.mlp.experts.gate_up_proj", {2, 64, 96}, 1);
+  WriteShard(t / "in.safetensors",
+             {gu, Bf16("model.layers.0.mlp.experts.gate_up_proj_bias", {2, 96}, 2),
+              Bf16("model.layers.0.self_attn.q_proj.weight", {64, 64}, 3)});
+  CheckpointOptions o;
+  o.scheme = "gpt-oss";
+  absl::StatusOr<CheckpointReport> r =
+      QuantizeCheckpoint(t / "in.safetensors", t / "q.safetensors", o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->quantized_tensors, 1u);
+  Loaded q = Load(t / "q.safetensors");
+  const StTensorInfo* blocks = q.view.Find("model.layers.0.mlp.experts.gate_up_proj_blocks");
+  const StTensorInfo* scales = q.view.Find("model.layers.0.mlp.experts.gate_up_proj_scales");
+  ASSERT_NE(blocks, nullptr);
+  ASSERT_NE(scales, nullptr);
+  EXPECT_EQ(blocks->shape, (std::vector<uint64_t>{2, 96, 2, 16}));
+  EXPECT_EQ(scales->shape, (std::vector<uint64_t>{2, 96, 2}));
+  EXPECT_NE(q.view.Find("model.layers.0.self_attn.q_proj.weight"), nullptr);
+  // Block (expert 1, out 5, inputs 32..63): its amax sets the scale code
+  // (rceil of amax / 6), and the dequantized tensor is [E, in, out] again.
+  float amax = 0;
+  for (size_t i = 32; i < 64; ++i) {
+    const size_t k = (64 + i) * 96 + 5;
+    uint32_t b = static_cast<uint32_t>(gu.bytes[2 * k] | (gu.bytes[2 * k + 1] << 8)) << 16;
+    float f;
+    std::memcpy(&f, &b, 4);
+    amax = std::max(amax, std::fabs(f));
+  }
+  const int code = q.view.Bytes(*scales)[(96 + 5) * 2 + 1];
+  EXPECT_LE(amax / 6.0f, std::ldexp(1.0f, code - 127));
+  EXPECT_GT(amax / 6.0f, std::ldexp(1.0f, code - 128));
+  ASSERT_TRUE(DequantizeCheckpoint(t / "q.safetensors", t / "d.safetensors", {}).ok());
+  Loaded d = Load(t / "d.safetensors");
+  const StTensorInfo* back = d.view.Find("model.layers.0.mlp.experts.gate_up_proj");
+  ASSERT_NE(back, nullptr);
+  EXPECT_EQ(back->shape, (std::vector<uint64_t>{2, 64, 96}));
 }
 
 TEST(CheckpointTest, IndexMustMatchTheShards) {

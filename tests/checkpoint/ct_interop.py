@@ -139,5 +139,45 @@ for mname, (tensors, config) in models.items():
                 check(torch.equal(gs1, gs3), "moe nvfp4: expert w1/w3 share a global scale")
         print(f"{mname} {fmt}: {checked} matrices decompressed by compressed-tensors")
 
+# gpt-oss: transformers' own MXFP4 dequantizer (convert_moe_packed_tensors)
+# reads mxpack's *_blocks / *_scales back to exactly dequantize-model's values,
+# in gpt-oss's [E, in, out] parameter layout.
+try:
+    from transformers.integrations.mxfp4 import convert_moe_packed_tensors
+except ImportError as e:  # transformers is optional here
+    convert_moe_packed_tensors = None
+    print("gpt-oss: skipped (transformers not installed):", e)
+if convert_moe_packed_tensors is not None:
+    go = {"model.embed_tokens.weight": rand(g, V, H), "lm_head.weight": rand(g, V, H),
+          "model.layers.0.self_attn.q_proj.weight": rand(g, H, H),
+          "model.layers.0.mlp.router.weight": rand(g, E, H),
+          "model.layers.0.mlp.experts.gate_up_proj": rand(g, E, H, 2 * I),
+          "model.layers.0.mlp.experts.gate_up_proj_bias": rand(g, E, 2 * I),
+          "model.layers.0.mlp.experts.down_proj": rand(g, E, I, H),
+          "model.layers.0.mlp.experts.down_proj_bias": rand(g, E, H)}
+    src = f"{T}/gptoss"
+    write_model(src, go, {"model_type": "gpt_oss"}, shards=1)
+    run("quantize-model", src, f"{T}/gptoss-q", "--scheme=gpt-oss", "--quiet")
+    run("dequantize-model", f"{T}/gptoss-q", f"{T}/gptoss-back")
+    if os.path.exists(f"{T}/gptoss-back"):
+        got = load_file(f"{T}/gptoss-q/model.safetensors")
+        ref = load_file(f"{T}/gptoss-back/model.safetensors")
+        with open(f"{T}/gptoss-q/config.json") as f:
+            qc = json.load(f)["quantization_config"]
+        check(qc["quant_method"] == "mxfp4", f"gpt-oss quant_method: {qc}")
+        for proj in ("gate_up_proj", "down_proj"):
+            n = f"model.layers.0.mlp.experts.{proj}"
+            b, s = got[n + "_blocks"], got[n + "_scales"]
+            check(b.dtype == torch.uint8 and b.dim() == 4 and b.shape[-1] == 16, f"gpt-oss {proj} blocks {b.shape}")
+            w = convert_moe_packed_tensors(b, s, dtype=torch.bfloat16)
+            check(w.shape == go[n].shape and torch.equal(w.view(torch.int16), ref[n].view(torch.int16)),
+                  f"gpt-oss {proj}: transformers dequantize == mxpack dequantize-model")
+            err = (w.float() - go[n].float()).abs().max().item()
+            check(err < 0.5 * go[n].float().abs().max().item(), f"gpt-oss {proj}: error sane ({err})")
+            check(torch.equal(got[n + "_bias"].view(torch.int16), go[n + "_bias"].view(torch.int16)),
+                  f"gpt-oss {proj} bias kept")
+        check("model.layers.0.self_attn.q_proj.weight" in got, "gpt-oss attention kept in bf16")
+        print("gpt-oss: experts dequantized by transformers")
+
 print(f"ct_interop: {'FAILED' if failures else 'ok'} ({len(failures)} failures)")
 sys.exit(1 if failures else 0)

@@ -96,7 +96,7 @@ grep -q '^w  *F32  *\[4, 64\]  *1024$' "$T/i" && ! grep -q 'mxpack' "$T/i" && ok
 O="$T/o.safetensors"
 expect_fail_fixed "--format: " "$MX" quantize-model "$T/in.safetensors" "$O" --format=mxfp5; no_output bad format
 expect_fail_fixed "format: scheme 'compressed-tensors' has no mxfp6_e2m3; schemes with mxfp6_e2m3: mxpack" "$MX" quantize-model "$T/in.safetensors" "$O" --format=mxfp6_e2m3 --include=w; no_output format of another scheme
-expect_fail_fixed "scheme: unknown scheme 'vllm'; expected one of compressed-tensors, modelopt, mxpack" "$MX" quantize-model "$T/in.safetensors" "$O" --scheme=vllm; no_output bad scheme
+expect_fail_fixed "scheme: unknown scheme 'vllm'; expected one of compressed-tensors, modelopt, gpt-oss, mxpack" "$MX" quantize-model "$T/in.safetensors" "$O" --scheme=vllm; no_output bad scheme
 expect_fail_fixed "expected dense or tcgen05" "$MX" quantize-model "$T/in.safetensors" "$O" --scheme=mxpack --format=mxfp4 --layout=b4x16_p64; no_output bad layout
 expect_fail_fixed "--scale-mode and --layout apply to --scheme=mxpack only" "$MX" quantize-model "$T/in.safetensors" "$O" --scheme=compressed-tensors --layout=dense; no_output layout without mxpack
 expect_fail_fixed "--scale-mode: " "$MX" quantize-model "$T/in.safetensors" "$O" --scheme=mxpack --scale-mode=up; no_output bad scale mode

@@ -37,7 +37,7 @@ refused() {
   intact "$*"
 }
 CONV=("$MX" convert --from=f32 --to=e4m3 --in="$T/in.f32")
-QM=("$MX" quantize-model --format=mxfp4 --quiet "$T/in.safetensors")
+QM=("$MX" quantize-model --format=mxfp4 --include=. --quiet "$T/in.safetensors")
 
 # The same file as an input, spelled differently.
 mkdir -p "$T/sub"
@@ -70,8 +70,11 @@ ln -s target.bin "$T/link.bin"
 "${CONV[@]}" --out="$T/link.bin" && ok || bad "convert through a symlink"
 [ -L "$T/link.bin" ] && ok || bad "symlink replaced by a file"
 [ "$(od -An -tx1 "$T/target.bin" | tr -d ' \n')" = "387e7ea8" ] && ok || bad "target not written: $(od -An -tx1 "$T/target.bin")"
-"${QM[@]}" "$T/link.bin" >/dev/null && ok || bad "quantize-model through a symlink"
-[ -L "$T/link.bin" ] && "$MX" inspect "$T/target.bin" >/dev/null && ok || bad "quantize-model did not write the link target"
+# (quantize-model writes one file when the output ends in .safetensors.)
+printf 'old' >"$T/target.safetensors"
+ln -s target.safetensors "$T/link.safetensors"
+"${QM[@]}" "$T/link.safetensors" >/dev/null && ok || bad "quantize-model through a symlink"
+[ -L "$T/link.safetensors" ] && "$MX" inspect "$T/target.safetensors" >/dev/null && ok || bad "quantize-model did not write the link target"
 intact "symlink"
 ln -s missing "$T/dangling"
 refused "target does not exist" "${CONV[@]}" --out="$T/dangling"
@@ -80,7 +83,8 @@ refused "target does not exist" "${CONV[@]}" --out="$T/dangling"
 # A directory, a FIFO (must not block), a character device.
 mkdir "$T/outdir"
 refused "is a directory" "${CONV[@]}" --out="$T/outdir"
-refused "is a directory" "${QM[@]}" "$T/outdir"
+mkdir "$T/outdir.safetensors"
+refused "is a directory" "${QM[@]}" "$T/outdir.safetensors"
 [ -d "$T/outdir" ] && [ -z "$(ls -A "$T/outdir")" ] && ok || bad "directory changed"
 mkfifo "$T/fifo"
 refused "is a FIFO" timeout 20 "${CONV[@]}" --out="$T/fifo"

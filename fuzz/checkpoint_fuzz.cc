@@ -1,0 +1,44 @@
+// Checkpoint fuzzer: the first byte picks the target, the rest is its input.
+//   0: model.safetensors.index.json text (ParseShardIndex): errors are fine,
+//      crashes are not; every accepted shard name is a plain file name.
+//   1: a safetensors file: every serving scheme's recognizer (FindQuantized)
+//      and dequantizer run on it without crashing or reading out of bounds.
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "mxpack/safetensors.h"
+#include "src/checkpoint/checkpoint_io.h"
+#include "src/checkpoint/scheme.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace mxpack;
+  if (size == 0) return 0;
+  const uint8_t mode = data[0] % 2;
+  ++data;
+  --size;
+  if (mode == 0) {
+    const std::string text(reinterpret_cast<const char*>(data), size);
+    absl::StatusOr<std::map<std::string, std::string>> m = internal::ParseShardIndex(text);
+    if (m.ok()) {
+      for (const auto& [tensor, shard] : *m) {
+        if (shard.empty() || absl::StrContains(shard, "/")) std::abort();
+      }
+    }
+    return 0;
+  }
+  absl::StatusOr<SafetensorsView> v = ParseSafetensors({data, size});
+  if (!v.ok()) return 0;
+  for (const internal::FoundQuantized& q : internal::FindQuantized(*v)) {
+    uint64_t n = 1;
+    for (uint64_t d : q.shape) n *= d;
+    if (n > (uint64_t{1} << 24)) continue;  // bounded memory
+    absl::StatusOr<const internal::Scheme*> s = internal::FindScheme(q.scheme);
+    if (!s.ok()) std::abort();
+    std::vector<float> out(n);
+    (void)(*s)->Dequantize(*v, q, absl::MakeSpan(out));
+  }
+  return 0;
+}

@@ -40,6 +40,7 @@ __all__ = [
     "reduce", "reduce_spec", "PtxCheckResult", "ptx_check",
     "mx_formats", "mx_format_info", "QuantizedTensor", "quantize",
     "nvfp4_tensor_scale", "quantize_model", "dequantize_model",
+    "export_checkpoint", "dequantize_checkpoint",
 ]
 
 _RAW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -749,6 +750,45 @@ def quantize_model(in_path, out_path, format: str = "mxfp4",
     return json.loads(_mxpack.quantize_model(
         os.fspath(in_path), os.fspath(out_path), format, scale_mode or "", layout,
         include or "", exclude or "", int(threads), bool(error_stats), impl))
+
+
+def export_checkpoint(in_path, out_path, format: Optional[str] = None, *,
+                      scheme: str = "compressed-tensors",
+                      include: Optional[str] = None, ignore: Optional[str] = None,
+                      dry_run: bool = False, max_shard_bytes: int = 0,
+                      threads: int = 0, impl: str = "best") -> dict:
+    """The deployable-checkpoint export of ``mxpack quantize-model``: a
+    .safetensors file or a Hugging Face model directory (shards with
+    model.safetensors.index.json) in, a checkpoint of `scheme`
+    ("compressed-tensors", "modelopt", "gpt-oss" or "mxpack") out, with its
+    quantization_config and the directory's other files (docs/checkpoints.md).
+    format: "nvfp4", "mxfp4", "mxfp8_e4m3", ... (None: the scheme's default).
+    include / ignore: regexes that add / remove tensors from the default
+    selection of linear-layer weights. dry_run: return the plan, write
+    nothing. max_shard_bytes: largest output shard (0: 5 GB). The output is
+    staged and renamed at the end; a failure leaves nothing. Returns the
+    report (tensors, reasons, outputs, bytes) as a dict."""
+    if threads < 0:
+        raise ValueError(f"threads: expected >= 0, got {threads}")
+    if max_shard_bytes < 0:
+        raise ValueError(f"max_shard_bytes: expected >= 0, got {max_shard_bytes}")
+    return json.loads(_mxpack.export_checkpoint(
+        os.fspath(in_path), os.fspath(out_path), scheme, format or "",
+        include or "", ignore or "", bool(dry_run), int(max_shard_bytes),
+        int(threads), impl))
+
+
+def dequantize_checkpoint(in_path, out_path, to: Optional[str] = None, *,
+                          threads: int = 0, impl: str = "best") -> dict:
+    """Inverse of export_checkpoint() for every scheme (as ``mxpack
+    dequantize-model``): each quantized tensor becomes a plain tensor again
+    (its original dtype where recorded, else bf16; `to`: f32, bf16, f16),
+    quantization_config is dropped. Returns the report as a dict."""
+    if threads < 0:
+        raise ValueError(f"threads: expected >= 0, got {threads}")
+    to_fmt = "" if to is None else _canonical_arg(to, "to")
+    return json.loads(_mxpack.dequantize_checkpoint(
+        os.fspath(in_path), os.fspath(out_path), to_fmt, int(threads), impl))
 
 
 def dequantize_model(in_path, out_path, to: Optional[str] = None, *,

@@ -20,6 +20,7 @@
 #include "mxpack/model.h"
 #include "mxpack/scalar.h"
 #include "src/checkpoint/checkpoint_io.h"
+#include "src/util/output_file.h"
 #include "src/checkpoint/scheme.h"
 #include "src/checkpoint/selection.h"
 #include "src/util/thread_pool.h"
@@ -46,6 +47,14 @@ using internal::Open;
 using internal::OpenShard;
 
 bool IsFileOutput(const std::string& out) { return absl::EndsWith(out, ".safetensors"); }
+
+// Refuses, before any work, an output that is or holds the input, or that is
+// not a regular file (a `.safetensors` output) or a new / empty directory
+// (docs/cli.md, "Output files").
+absl::Status CheckOutput(const std::string& in_path, const std::string& out_path) {
+  if (IsFileOutput(out_path)) return CheckOutputFiles({out_path}, {in_path});
+  return CheckOutputDirectory(out_path, {in_path}, /*overwrite=*/false);
+}
 
 std::string ShardName(size_t i, size_t n) {
   if (n == 1) return internal::kSingleFile;
@@ -305,6 +314,9 @@ absl::StatusOr<CheckpointReport> QuantizeCheckpoint(const std::string& in_path,
                                                     const std::string& out_path,
                                                     const CheckpointOptions& options) {
   const auto t0 = Clock::now();
+  if (!options.dry_run) {
+    if (absl::Status st = CheckOutput(in_path, out_path); !st.ok()) return st;
+  }
   absl::StatusOr<Plan> plan = MakePlan(in_path, out_path, options);
   if (!plan.ok()) return plan.status();
   Plan& p = *plan;
@@ -455,6 +467,7 @@ absl::StatusOr<CheckpointReport> DequantizeCheckpoint(
     const std::string& in_path, const std::string& out_path,
     const DequantizeModelOptions& options) {
   const auto t0 = Clock::now();
+  if (absl::Status st = CheckOutput(in_path, out_path); !st.ok()) return st;
   if (options.to.has_value() && *options.to != Format::kF32 &&
       *options.to != Format::kBF16 && *options.to != Format::kF16) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -896,7 +896,10 @@ absl::StatusOr<std::string> InspectJson(const SafetensorsView& in) {
     quantized.push_back(std::move(e));
   }
   j["quantized"] = std::move(quantized);
-  return j.dump(2) + "\n";
+  // Metadata values from a caller-built view need not be UTF-8 (a record may
+  // end in a NUL and arbitrary bytes, which Json::parse ignores): replace
+  // invalid bytes by U+FFFD instead of throwing.
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace mxpack

@@ -5,8 +5,8 @@
 #   bash scripts/run.sh sanitize   # the default suite under ASan + UBSan
 #   bash scripts/run.sh fuzz [RUNS]  # libFuzzer, every fuzzer RUNS executions
 # Environment: BUILD_DIR (default build), MXPACK_CTEST_ARGS (extra ctest args);
-# sanitize and fuzz build in SANITIZE_BUILD_DIR (build-sanitize) and
-# FUZZ_BUILD_DIR (build-fuzz) with clang++-14 (CXX overrides).
+# sanitize builds in SANITIZE_BUILD_DIR (build-sanitize) with g++-12, fuzz in
+# FUZZ_BUILD_DIR (build-fuzz) with clang++-14 (libFuzzer); CXX overrides.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode="${1:-demo}"
@@ -49,16 +49,15 @@ sanitize_hwy_disabled() {
   fi
 }
 
-# configure_instrumented DIR [cmake args...]: clang++-14 (libFuzzer needs
-# clang), -O1 with line tables, assertions on; no benchmarks, no CUDA
-# backend, no install rules.
+# configure_instrumented DIR CXX [cmake args...]: -O1 with line tables,
+# assertions on; no benchmarks, no CUDA backend, no install rules. Warnings
+# are not errors here: the instrumentation makes GCC's flow-based warnings
+# report false positives, and the Release build already enforces -Werror.
 configure_instrumented() {
-  local dir="$1"; shift
-  local cxx="${CXX:-clang++-14}"
-  command -v "$cxx" >/dev/null || cxx=g++-12
+  local dir="$1" cxx="$2"; shift 2
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Sanitize \
     -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -g1" \
-    -DMXPACK_SANITIZE=ON -DMXPACK_WERROR="$werror" -DMXPACK_BUILD_BENCH=OFF \
+    -DMXPACK_SANITIZE=ON -DMXPACK_WERROR=OFF -DMXPACK_BUILD_BENCH=OFF \
     -DMXPACK_CUDA=OFF -DMXPACK_INSTALL=OFF \
     -DMXPACK_HWY_DISABLED_TARGETS="$(sanitize_hwy_disabled)" "$@" >/dev/null
 }
@@ -76,8 +75,11 @@ case "$mode" in
   sanitize)
     # Every test of `test` except the python/interop labels (the Python
     # module and its peers are not built with the sanitizer runtime).
+    # g++-12: on the Highway kernels it compiles the instrumented code several
+    # times faster than clang++-14 (src/convert/convert.cc: about 110 s of CPU
+    # against about 700 s), which keeps the CI run short.
     dir="${SANITIZE_BUILD_DIR:-build-sanitize}"
-    configure_instrumented "$dir" -DMXPACK_LIBFUZZER=OFF
+    configure_instrumented "$dir" "${CXX:-g++-12}" -DMXPACK_LIBFUZZER=OFF
     cmake --build "$dir" -j"$(nproc)"
     export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
     export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
@@ -90,8 +92,8 @@ case "$mode" in
     # corpus in the build tree, the seeds are only read. A crash stops the run and leaves
     # crash-<sha1> in the current directory.
     runs="${2:-10000000}"
-    dir="${SANITIZE_BUILD_DIR:-build-sanitize}"
-    configure_instrumented "$dir" -DMXPACK_LIBFUZZER=ON
+    dir="${FUZZ_BUILD_DIR:-build-fuzz}"
+    configure_instrumented "$dir" "${CXX:-clang++-14}" -DMXPACK_LIBFUZZER=ON
     names=(safetensors_fuzz quant_record_fuzz ptx_check_fuzz tmem_script_fuzz cli_values_fuzz
            checkpoint_fuzz)
     cmake --build "$dir" -j"$(nproc)" --target "${names[@]/%/_libfuzzer}"

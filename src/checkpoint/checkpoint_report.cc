@@ -100,7 +100,7 @@ absl::StatusOr<std::string> InspectCheckpointText(const std::string& path) {
     absl::StatusOr<Json> j = InspectJsonValue(path);
     if (j.ok() && j->contains("quantization_config")) {
       absl::StrAppend(&out, "config.json quantization_config: ",
-                      (*j)["quantization_config"].dump(), "\n");
+                      (*j)["quantization_config"].dump(-1, ' ', false, Json::error_handler_t::replace), "\n");
     }
     if (!src->other_files.empty()) {
       absl::StrAppend(&out, "other files: ", absl::StrJoin(src->other_files, ", "), "\n");
@@ -183,7 +183,7 @@ std::string CheckpointReportJson(const CheckpointReport& r) {
   j["out_bytes"] = r.out_bytes;
   j["threads"] = r.threads;
   j["seconds"] = r.seconds;
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace mxpack

@@ -132,7 +132,7 @@ std::string ModelReportJson(const ModelReport& r) {
   j["seconds"] = r.seconds;
   j["total_seconds"] = r.total_seconds;
   j["bytes_per_second"] = r.processed_bytes_per_second();
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 absl::StatusOr<std::string> InspectText(const SafetensorsView& in) {
@@ -203,7 +203,7 @@ absl::StatusOr<std::string> InspectJson(const SafetensorsView& in) {
     quantized.push_back(std::move(e));
   }
   j["quantized"] = std::move(quantized);
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace mxpack

@@ -12,7 +12,7 @@ docs/performance.md, so that document is regenerated, never edited:
       [--peers build/peers.json]
 
 --json FILE reads a finished run (benchmark JSON) instead of running the
-binary. --peers adds the table written by python/benchmarks/peers.py (mxpack
+binary. --peers adds the table written by python/benchmarks/bench_torch.py --json (mxpack
 against torch and torchao, same machine).
 """
 import argparse
@@ -175,7 +175,7 @@ def main():
     ap.add_argument('--repetitions', type=int, default=5)
     ap.add_argument('--filter', default='', help='--benchmark_filter for the run')
     ap.add_argument('--min-time', default='0.1')
-    ap.add_argument('--peers', help='JSON written by python/benchmarks/peers.py')
+    ap.add_argument('--peers', help='JSON written by python/benchmarks/bench_torch.py --json')
     ap.add_argument('--out', help='write the Markdown here (default: stdout)')
     ap.add_argument('--save-json', help='also keep the raw benchmark JSON here')
     args = ap.parse_args()

@@ -41,6 +41,8 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--peer-reps", type=int, default=3,
                     help="repetitions of the (slow) torchao calls")
+    ap.add_argument("--json", help="also write the rows here, as the --peers "
+                    "input of bench/perf_table.py")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     nt = args.threads
@@ -91,6 +93,18 @@ def main():
     if have_torchao:
         import torchao
         versions += f", torchao {torchao.__version__}"
+    if args.json:
+        import json
+        import sys
+        with open(args.json, "w") as f:
+            json.dump({
+                "note": f"{args.threads} threads for everyone ({versions}); median "
+                        f"of {args.reps} calls (torchao: {args.peer_reps}), "
+                        f"{args.mib:g} MiB inputs",
+                "command": "python " + " ".join(sys.argv),
+                "rows": [{"op": f"{op}, {inp}", "mxpack": f"{a:.1f} ms",
+                          "peer": f"{peer} {b:.1f} ms", "ratio": ratio}
+                         for op, inp, a, peer, b, ratio, _ in rows]}, f, indent=1)
     print(f"{args.threads} threads for everyone ({versions}; mxpack targets "
           f"{', '.join(mxpack.available_targets()[:1])}); median ms of "
           f"{args.reps} calls (torchao: {args.peer_reps})\n")

@@ -111,6 +111,14 @@ def quantize_model(in_path: Union[str, "os.PathLike[str]"], out_path: Union[str,
                    layout: str = "tcgen05", *, include: Optional[str] = None,
                    exclude: Optional[str] = None, threads: int = 0,
                    error_stats: bool = False, impl: str = "best") -> dict: ...
+def export_checkpoint(in_path: Union[str, "os.PathLike[str]"], out_path: Union[str, "os.PathLike[str]"],
+                      format: Optional[str] = None, *, scheme: str = "compressed-tensors",
+                      include: Optional[str] = None, ignore: Optional[str] = None,
+                      dry_run: bool = False, max_shard_bytes: int = 0, threads: int = 0,
+                      impl: str = "best") -> dict: ...
+def dequantize_checkpoint(in_path: Union[str, "os.PathLike[str]"], out_path: Union[str, "os.PathLike[str]"],
+                          to: Optional[DTypeLike] = None, *, threads: int = 0,
+                          impl: str = "best") -> dict: ...
 def dequantize_model(in_path: Union[str, "os.PathLike[str]"], out_path: Union[str, "os.PathLike[str]"],
                      to: Optional[DTypeLike] = None, *, threads: int = 0,
                      impl: str = "best") -> dict: ...

@@ -67,9 +67,24 @@ def best_rates(benchmarks):
     return best
 
 
+# End-to-end benchmarks and the memcpy of the same bytes each is read against.
+MODEL_BASELINES = {
+    'BM_QuantizeModel': 'BM_MemcpyModel',
+    'BM_DequantizeModel': 'BM_MemcpyModel',
+    'BM_QuantizeCheckpoint': 'BM_MemcpyCheckpoint',
+    'BM_ExportCheckpoint': 'BM_MemcpyCheckpoint',
+}
+
+
+def baseline_of(kernel):
+    for prefix, base in MODEL_BASELINES.items():
+        if kernel.startswith(prefix):
+            return base
+    return None
+
+
 def floor_of(kernel):
-    if kernel.startswith('BM_QuantizeModel') or kernel.startswith('BM_DequantizeModel') \
-            or kernel.startswith('BM_ExportCheckpoint'):
+    if baseline_of(kernel):
         return MODEL_FLOOR
     return RS_FLOOR if '/rs.' in kernel or kernel.endswith('/rs') else FLOOR
 
@@ -83,15 +98,18 @@ def table(best):
         if kernel == 'BM_Memcpy' and size is not None:
             memcpy[size] = rate
             continue
-        if kernel == 'BM_MemcpyModel':
-            model_memcpy = rate
+        if kernel in MODEL_BASELINES.values():
+            model_memcpy = model_memcpy or {}
+            model_memcpy[kernel] = rate
             continue
         rows.setdefault(kernel, {})[(size, impl)] = rate
     kernels, models = [], []
     for kernel, rates in rows.items():
-        if kernel.startswith(('BM_QuantizeModel', 'BM_DequantizeModel', 'BM_ExportCheckpoint')):
+        base = baseline_of(kernel)
+        if base:
             r = max(rates.values())
-            models.append((kernel, r / model_memcpy if model_memcpy else None))
+            b = (model_memcpy or {}).get(base)
+            models.append((kernel, r / b if b else None))
             continue
 
         def ratio(size):
@@ -139,13 +157,15 @@ def markdown(run, kernels, models, memcpy, model_memcpy, command, peers):
         out.append(f'| `{kernel}` | {fmt(l2)} | {fmt(dram)} | {fmt(speedup, 0)} | {mark} |')
     if models:
         out += ['', '## End to end', '',
-                'Whole checkpoints (>= 1 GiB, real files where the benchmark says so) against '
-                '`BM_MemcpyModel`, a memcpy of the same bytes in the same run '
-                f'(floor {MODEL_FLOOR}x).', '',
+                'Whole checkpoints (>= 1 GiB) against a memcpy of the same bytes in the '
+                'same run: `BM_QuantizeModel` (in memory, mxpack records; `nvfp4:0` is '
+                'MXFP4) against `BM_MemcpyModel`, `BM_QuantizeCheckpoint` (sharded bf16 '
+                'files on disk to a compressed-tensors checkpoint; `nvfp4:0` is MXFP4) '
+                f'against `BM_MemcpyCheckpoint` (floor {MODEL_FLOOR}x).', '',
                 '| benchmark | x memcpy | |', '|---|---|---|']
         for kernel, r in models:
             mark = 'below floor' if r is not None and r < MODEL_FLOOR else ''
-            out.append(f'| `{kernel}` | {fmt(r)} | {mark} |')
+            out.append(f'| `{kernel}` | {fmt(r, 3)} | {mark} |')
     if peers:
         out += ['', '## Against peer libraries', '', peers.get('note', ''), '',
                 '| operation | mxpack | peer | peer time / mxpack time |', '|---|---|---|---|']

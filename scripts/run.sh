@@ -14,7 +14,7 @@ BUILD_DIR="${BUILD_DIR:-build}"
 
 # Debian packages the build needs; installed only when missing.
 pkgs=(cmake ninja-build g++ pkg-config libhwy-dev libabsl-dev libgtest-dev
-      libbenchmark-dev nlohmann-json3-dev)
+      libbenchmark-dev nlohmann-json3-dev python3-venv python3-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -162,58 +162,16 @@ absl::StatusOr<OpenShard> Open(const CheckpointSource& src, const std::string& s
 
 absl::StatusOr<StagedOutput> StagedOutput::Create(const std::string& final_path,
                                                   bool directory) {
-  // A file output is written by WriteSafetensors, which itself goes through
-  // a temporary name (and writes through symbolic links): nothing to stage.
-  if (!directory) return StagedOutput(final_path, final_path, false);
-  std::error_code ec;
-  const fs::file_status st = fs::symlink_status(final_path, ec);
-  if (fs::exists(st) && !(fs::is_directory(st) && fs::is_empty(final_path, ec))) {
-    return absl::AlreadyExistsError(absl::StrFormat(
-        "%s: the output exists and is not an empty directory; remove it or choose "
-        "another path",
-        final_path));
+  StagedOutput out;
+  if (!directory) {
+    out.file_ = final_path;
+    return out;
   }
-  fs::path parent = fs::path(final_path).parent_path();
-  if (parent.empty()) parent = ".";
-  if (!fs::is_directory(parent, ec)) {
-    return absl::PermissionDeniedError(absl::StrFormat(
-        "%s: cannot open for writing: directory %s does not exist", final_path,
-        parent.string()));
-  }
-  std::string tmpl = absl::StrCat(final_path, ".mxpack-tmp-XXXXXX");
-  if (mkdtemp(tmpl.data()) == nullptr) {
-    return absl::PermissionDeniedError(absl::StrFormat(
-        "%s: cannot open for writing: %s", final_path, std::strerror(errno)));
-  }
-  return StagedOutput(final_path, tmpl, true);
-}
-
-StagedOutput::StagedOutput(StagedOutput&& o) noexcept
-    : final_(std::move(o.final_)),
-      tmp_(std::move(o.tmp_)),
-      directory_(o.directory_),
-      done_(o.done_) {
-  o.done_ = true;
-}
-
-StagedOutput::~StagedOutput() {
-  if (done_ || !directory_) return;
-  std::error_code ec;
-  fs::remove_all(tmp_, ec);
-}
-
-absl::Status StagedOutput::Commit() {
-  if (!directory_) {
-    done_ = true;
-    return absl::OkStatus();
-  }
-  // rename(2) replaces an empty directory and nothing else.
-  if (std::rename(tmp_.c_str(), final_.c_str()) != 0) {
-    return absl::DataLossError(absl::StrFormat("%s: cannot rename %s into place: %s",
-                                               final_, tmp_, std::strerror(errno)));
-  }
-  done_ = true;
-  return absl::OkStatus();
+  absl::StatusOr<std::unique_ptr<StagedDirectory>> d =
+      StagedDirectory::Create(final_path, /*overwrite=*/false);
+  if (!d.ok()) return d.status();
+  out.dir_ = *std::move(d);
+  return out;
 }
 
 }  // namespace mxpack::internal

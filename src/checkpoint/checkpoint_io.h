@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "mxpack/safetensors.h"
+#include "src/util/output_file.h"
 
 namespace mxpack::internal {
 
@@ -47,29 +48,21 @@ absl::StatusOr<OpenShard> Open(const CheckpointSource& src, const std::string& s
 absl::StatusOr<std::map<std::string, std::string>> ParseShardIndex(
     const std::string& text);
 
-// A directory output, written under a temporary name in the destination's
-// directory and renamed to `final_path` by Commit(); destroyed uncommitted, it
-// removes everything it wrote. `final_path` must be new or an empty
-// directory. For a file output (directory == false) path() is `final_path`
-// itself: WriteSafetensors stages the file (temporary name, rename, symbolic
-// links written through).
+// Where an export writes: a directory output goes through a StagedDirectory
+// (src/util/output_file.h: staged next to the destination, renamed into place
+// by Commit, removed on errors and signals); a file output (directory ==
+// false) is path() itself, which WriteSafetensors stages as one file.
 class StagedOutput {
  public:
   static absl::StatusOr<StagedOutput> Create(const std::string& final_path,
                                              bool directory);
-  StagedOutput(StagedOutput&& o) noexcept;
-  StagedOutput& operator=(StagedOutput&&) = delete;
-  ~StagedOutput();
-  // Where to write: the staging directory, or the staging file.
-  const std::string& path() const { return tmp_; }
-  absl::Status Commit();
+  // Where to write: the staging directory, or the output file.
+  const std::string& path() const { return dir_ ? dir_->staging_path() : file_; }
+  absl::Status Commit() { return dir_ ? dir_->Commit() : absl::OkStatus(); }
 
  private:
-  StagedOutput(std::string final_path, std::string tmp, bool directory)
-      : final_(std::move(final_path)), tmp_(std::move(tmp)), directory_(directory) {}
-  std::string final_, tmp_;
-  bool directory_ = false;
-  bool done_ = false;
+  std::string file_;
+  std::unique_ptr<StagedDirectory> dir_;
 };
 
 absl::StatusOr<std::string> ReadTextFile(const std::string& path);

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "fuzz/fuzz_input.h"
 #include "mxpack/dispatch.h"
 #include "mxpack/mx.h"
 #include "mxpack/scalar.h"
@@ -33,15 +34,7 @@ void Same(const char* what, Impl impl, const std::vector<uint8_t>& want,
   }
 }
 
-struct Reader {
-  const uint8_t* p;
-  size_t n;
-  uint8_t Byte() {
-    if (n == 0) return 0;
-    --n;
-    return *p++;
-  }
-};
+using mxpack::fuzz::Reader;
 
 constexpr ElementLayout kLayouts[] = {
     ElementLayout::kCodes, ElementLayout::kDense4, ElementLayout::kDense6,

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "fuzz/fuzz_input.h"
 #include "mxpack/dispatch.h"
 #include "mxpack/pack.h"
 #include "mxpack/scalar.h"
@@ -37,15 +38,7 @@ void SameStatus(const char* what, Impl impl, const absl::Status& a, const absl::
   }
 }
 
-struct Reader {
-  const uint8_t* p;
-  size_t n;
-  uint8_t Byte() {
-    if (n == 0) return 0;
-    --n;
-    return *p++;
-  }
-};
+using mxpack::fuzz::Reader;
 
 }  // namespace
 

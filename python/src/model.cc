@@ -52,14 +52,21 @@ std::string QuantizeModelJson(const std::string& in_path,
   return ModelReportJson(*r);
 }
 
-std::string DequantizeModelJson(const std::string& in_path,
-                                const std::string& out_path,
-                                const std::string& to, size_t threads,
-                                const std::string& impl) {
+// The options of dequantize_model and dequantize_checkpoint.
+DequantizeModelOptions DequantizeOptions(const std::string& to, size_t threads,
+                                         const std::string& impl) {
   DequantizeModelOptions o;
   if (!to.empty()) o.to = ParseFormatArg(to, "to");
   o.threads = threads;
   o.impl = ParseImplArg(impl);
+  return o;
+}
+
+std::string DequantizeModelJson(const std::string& in_path,
+                                const std::string& out_path,
+                                const std::string& to, size_t threads,
+                                const std::string& impl) {
+  const DequantizeModelOptions o = DequantizeOptions(to, threads, impl);
   absl::StatusOr<ModelReport> r;
   {
     nb::gil_scoped_release release;
@@ -106,10 +113,7 @@ std::string DequantizeCheckpointJson(const std::string& in_path,
                                      const std::string& out_path,
                                      const std::string& to, size_t threads,
                                      const std::string& impl) {
-  DequantizeModelOptions o;
-  if (!to.empty()) o.to = ParseFormatArg(to, "to");
-  o.threads = threads;
-  o.impl = ParseImplArg(impl);
+  const DequantizeModelOptions o = DequantizeOptions(to, threads, impl);
   absl::StatusOr<CheckpointReport> r;
   {
     nb::gil_scoped_release release;

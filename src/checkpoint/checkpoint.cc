@@ -23,6 +23,7 @@
 #include "src/util/output_file.h"
 #include "src/checkpoint/scheme.h"
 #include "src/checkpoint/selection.h"
+#include "src/checkpoint/stack_blocks.h"
 #include "src/util/thread_pool.h"
 
 namespace mxpack {
@@ -226,31 +227,34 @@ absl::StatusOr<Plan> MakePlan(const std::string& in_path, const std::string& out
 }
 
 // Per expert largest |x| of a selected tensor; NaN or Inf is an error (no
-// scheme's global scale can represent it).
+// scheme's global scale can represent it). Pieces of about 1 MiB of input
+// run on the pool, so a single 2-D tensor uses every thread too.
 absl::StatusOr<std::vector<float>> ExpertAmax(const PlannedTensor& t,
                                               const WeightShape& s,
                                               absl::Span<const uint8_t> bytes,
-                                              internal::ThreadPool& pool) {
+                                              internal::ThreadPool& pool, Impl impl) {
   const Format from = *StDtypeFormat(t.dtype);
+  const size_t elem = from == Format::kF32 ? 4 : 2;
   const size_t per_expert = s.rows * s.cols;
-  std::vector<float> amax(s.experts, 0.0f);
-  std::vector<uint8_t> bad(s.experts, 0);
-  pool.ParallelFor(s.experts, [&](size_t e) {
-    float m = 0;
-    for (size_t i = e * per_expert; i < (e + 1) * per_expert; ++i) {
-      const float x = internal::LoadAsF32(from, bytes.data(), i);
-      if (!std::isfinite(x)) bad[e] = 1;
-      m = std::max(m, std::fabs(x));
-    }
-    amax[e] = m;
+  const size_t piece = size_t{1} << 18;
+  const size_t pieces = std::max<size_t>(1, (per_expert + piece - 1) / piece);
+  std::vector<uint32_t> bits(s.experts * pieces, 0);
+  pool.ParallelFor(bits.size(), [&](size_t k) {
+    const size_t e = k / pieces, first = (k % pieces) * piece;
+    const size_t n = std::min(piece, per_expert - std::min(per_expert, first));
+    bits[k] = internal::AbsMaxBits(from, bytes.data() + (e * per_expert + first) * elem, n,
+                                   impl);
   });
-  for (uint8_t b : bad) {
-    if (b) {
+  std::vector<float> amax(s.experts, 0.0f);
+  for (size_t e = 0; e < s.experts; ++e) {
+    const uint32_t m = *std::max_element(bits.begin() + e * pieces, bits.begin() + (e + 1) * pieces);
+    if (m >= 0x7F800000u) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "tensor '%s' holds NaN or Inf, which an NVFP4 global scale cannot "
           "represent; --ignore it",
           t.name));
     }
+    std::memcpy(&amax[e], &m, 4);
   }
   return amax;
 }
@@ -363,7 +367,7 @@ absl::StatusOr<CheckpointReport> QuantizeCheckpoint(const std::string& in_path,
         const PlannedTensor& t = p.tensors[i];
         if (!t.quantized) continue;
         absl::StatusOr<std::vector<float>> a = ExpertAmax(
-            t, p.shapes[i], s->view.Bytes(*s->view.Find(t.name)), pool);
+            t, p.shapes[i], s->view.Bytes(*s->view.Find(t.name)), pool, options.impl);
         if (!a.ok()) return a.status();
         const std::string key = absl::StrCat(t.group, "#", a->size());
         std::vector<float>& g = group_amax[key];

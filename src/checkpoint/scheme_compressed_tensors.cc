@@ -16,130 +16,15 @@
 #include "absl/strings/str_format.h"
 #include "mxpack/scalar.h"
 #include "src/checkpoint/scheme.h"
+#include "src/checkpoint/stack_blocks.h"
 
 namespace mxpack::internal {
 using scalar::DecodeToF32;
-using scalar::EncodeF32;
-using scalar::F32Bits;
 namespace {
-
-constexpr EncodePolicy kRnSat = {Rounding::kRN, Saturation::kSatFinite, false,
-                                 OverflowTie::kEven};
 
 // Row chunks of about 1 MiB of input for the thread pool.
 size_t ChunkRows(size_t cols) {
   return std::max<size_t>(1, (size_t{1} << 18) / std::max<size_t>(cols, 1));
-}
-
-// The global scale of an NVFP4 tensor (group) whose largest |x| is `amax`:
-// generate_gparam: 448 * 6 / max(amax, finfo(w).tiny) in the weight dtype w
-// (llm-compressor's observer keeps its statistics in w), then f32; Inf or NaN
-// becomes 1.0. torch evaluates `scalar / tensor` as reciprocal(tensor) *
-// scalar, two roundings to w: (1 / amax) * 2688.
-float CtGlobalScale(Format w, float amax) {
-  const float tiny = w == Format::kF16 ? 6.103515625e-05f
-                                       : std::numeric_limits<float>::min();
-  const float gs =
-      RoundToDtype(w, RoundToDtype(w, 1.0f / std::max(amax, tiny)) * 2688.0f);
-  return std::isfinite(gs) ? gs : 1.0f;
-}
-
-// One row of NVFP4: calculate_qparams (amax / 6 in w, times the global scale
-// in f32, clamp to +-448, cast to float8_e4m3fn, 0 -> eps 0.125) and
-// _quantize (x / (scale / global_scale) in f32, clamp, cast_to_fp4).
-void CtNvfp4Row(Format w, const uint8_t* in, size_t row, size_t cols, float gs,
-                uint8_t* packed, uint8_t* scales) {
-  const size_t base = row * cols;
-  for (size_t g = 0; g < cols / 16; ++g) {
-    float amax = 0;
-    for (size_t k = 0; k < 16; ++k) {
-      amax = std::max(amax, std::fabs(LoadAsF32(w, in, base + g * 16 + k)));
-    }
-    const float s = gs * RoundToDtype(w, amax / 6.0f);
-    uint8_t code =
-        static_cast<uint8_t>(EncodeF32(std::min(s, 448.0f), Format::kE4M3, kRnSat));
-    float d = DecodeToF32(Format::kE4M3, code);
-    if (d == 0.0f) {
-      d = 0.125f;
-      code = 0x20;  // 0.125 = 2^-3: exponent field 4, mantissa 0
-    }
-    scales[g] = code;
-    const float eff = d / gs;
-    for (size_t k = 0; k < 16; k += 2) {
-      const size_t i = base + g * 16 + k;
-      const float q0 = std::clamp(LoadAsF32(w, in, i) / eff, -6.0f, 6.0f);
-      const float q1 = std::clamp(LoadAsF32(w, in, i + 1) / eff, -6.0f, 6.0f);
-      packed[(g * 16 + k) / 2] =
-          static_cast<uint8_t>(E2m1Nibble(q0) | (E2m1Nibble(q1) << 4));
-    }
-  }
-}
-
-// MX scale (generate_mx_scales + calculate_qparams + compress_mx_scale):
-// round_to_power_2 adds a quarter of the binade to amax's bit pattern in w and
-// keeps sign and exponent (amax rounds up to the next power of two when its
-// significand is >= 1.75), then code = 127 + floor(log2(p)) - offset (offset
-// floor(log2(max)): 2 for e2m1, 8 for e4m3), clamped to [0, 255]. The scale
-// value is w(2^(code - 127)); a zero (f16 underflow) becomes eps = 1, code 127.
-std::pair<uint8_t, float> CtMxScale(Format w, float amax, int offset) {
-  uint32_t bits, add, mask;
-  int mant, bias;
-  if (w == Format::kF32) {
-    bits = F32Bits(amax), mant = 23, bias = 127, mask = 0x1FFu << 23;
-  } else if (w == Format::kBF16) {
-    bits = F32Bits(amax) >> 16, mant = 7, bias = 127, mask = 0x1FFu << 7;
-  } else {
-    bits = EncodeF32(amax, Format::kF16, kRnSat), mant = 10, bias = 15,
-    mask = 0x3Fu << 10;
-  }
-  add = 1u << (mant - 2);
-  const uint32_t p = (bits + add) & mask;
-  const uint32_t field = p >> mant;
-  const uint32_t inf_field = w == Format::kF16 ? 0x1F : 0xFF;
-  int code;
-  if (p == 0) {
-    code = 0;  // log2(0) = -inf, clamped
-  } else if (field >= inf_field) {
-    code = 255;
-  } else {
-    code = std::clamp(127 + static_cast<int>(field) - bias - offset, 0, 255);
-  }
-  const float value = RoundToDtype(w, std::ldexp(1.0f, code - 127));
-  if (value == 0.0f) return {127, 1.0f};
-  return {static_cast<uint8_t>(code), value};
-}
-
-// One row of MXFP4 / MXFP8: x / scale in w (exact: a power of two), clamp,
-// cast_to_fp4 or .to(float8_e4m3fn).
-void CtMxRow(Format w, bool fp8, const uint8_t* in, size_t row, size_t cols,
-             uint8_t* elements, uint8_t* scales) {
-  const size_t base = row * cols;
-  const int offset = fp8 ? 8 : 2;
-  const float min_normal = w == Format::kF16 ? 6.103515625e-05f
-                                             : std::numeric_limits<float>::min();
-  for (size_t g = 0; g < cols / 32; ++g) {
-    float amax = 0;
-    for (size_t k = 0; k < 32; ++k) {
-      amax = std::max(amax, std::fabs(LoadAsF32(w, in, base + g * 32 + k)));
-    }
-    const auto [code, scale] = CtMxScale(w, amax, offset);
-    scales[g] = code;
-    for (size_t k = 0; k < 32; ++k) {
-      const size_t i = base + g * 32 + k;
-      // x / scale is exact in f32 (a power of two) and already has w's
-      // precision unless it falls below w's smallest normal.
-      float q = static_cast<float>(static_cast<double>(LoadAsF32(w, in, i)) / scale);
-      if (w != Format::kF32 && std::fabs(q) < min_normal) q = RoundToDtype(w, q);
-      if (fp8) {
-        elements[g * 32 + k] =
-            static_cast<uint8_t>(EncodeF32(q, Format::kE4M3, kRnSat));
-      } else {
-        const uint8_t c = E2m1Nibble(std::clamp(q, -6.0f, 6.0f));
-        uint8_t& b = elements[(g * 32 + k) / 2];
-        b = (k % 2 == 0) ? c : static_cast<uint8_t>(b | (c << 4));
-      }
-    }
-  }
 }
 
 const char* FormatString(MxFormat f) {
@@ -220,26 +105,33 @@ class CompressedTensors final : public Scheme {
     const size_t rows = s.experts * s.rows;
     const size_t step = ChunkRows(s.cols);
     const size_t chunks = (rows + step - 1) / step;
-    const Format w = job.from;
-    const uint8_t* in = job.bytes.data();
-    if (job.format == MxFormat::kNvfp4) {
-      std::vector<float> gs(s.experts);
-      for (size_t e = 0; e < s.experts; ++e) gs[e] = CtGlobalScale(w, job.group_amax[e]);
+    StackBlocksArgs a;
+    a.from = job.from;
+    a.arith = job.format == MxFormat::kNvfp4   ? StackArith::kCtNvfp4
+              : job.format == MxFormat::kMxfp4 ? StackArith::kCtMxfp4
+                                               : StackArith::kCtMxfp8;
+    const size_t block = StackBlockSize(a.arith);
+    const size_t in_row = s.cols * (job.from == Format::kF32 ? 4 : 2);
+    const size_t el_row = a.arith == StackArith::kCtMxfp8 ? s.cols : s.cols / 2;
+    const size_t sc_row = s.cols / block;
+    std::vector<float> gs(s.experts, 1.0f);
+    if (a.arith == StackArith::kCtNvfp4) {
+      for (size_t e = 0; e < s.experts; ++e) {
+        gs[e] = CtGlobalScale(job.from, job.group_amax[e]);
+      }
       std::memcpy(outs[2].data(), gs.data(), 4 * gs.size());  // little-endian
-      pool.ParallelFor(chunks, [&](size_t c) {
-        for (size_t r = c * step; r < std::min(rows, (c + 1) * step); ++r) {
-          CtNvfp4Row(w, in, r, s.cols, gs[r / s.rows], outs[0].data() + r * (s.cols / 2),
-                     outs[1].data() + r * (s.cols / 16));
-        }
-      });
-      return absl::OkStatus();
     }
-    const bool fp8 = job.format == MxFormat::kMxfp8E4m3;
-    const size_t el_row = fp8 ? s.cols : s.cols / 2;
     pool.ParallelFor(chunks, [&](size_t c) {
-      for (size_t r = c * step; r < std::min(rows, (c + 1) * step); ++r) {
-        CtMxRow(w, fp8, in, r, s.cols, outs[0].data() + r * el_row,
-                outs[1].data() + r * (s.cols / 32));
+      // Whole rows of one expert at a time (one global scale).
+      for (size_t r = c * step; r < std::min(rows, (c + 1) * step);) {
+        const size_t e = r / s.rows;
+        const size_t end = std::min({rows, (c + 1) * step, (e + 1) * s.rows});
+        StackBlocksArgs ae = a;
+        ae.tensor_scale = gs[e];
+        QuantizeStackBlocks(ae, job.bytes.data() + r * in_row, (end - r) * sc_row,
+                            outs[0].data() + r * el_row, outs[1].data() + r * sc_row,
+                            job.options != nullptr ? job.options->impl : Impl{});
+        r = end;
       }
     });
     return absl::OkStatus();

@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "mxpack/scalar.h"
 #include "src/checkpoint/scheme.h"
+#include "src/checkpoint/stack_blocks.h"
 
 #ifndef MXPACK_LIB_VERSION
 #define MXPACK_LIB_VERSION "unknown"
@@ -20,40 +21,8 @@
 
 namespace mxpack::internal {
 using scalar::DecodeToF32;
-using scalar::EncodeF32;
 
 namespace {
-
-constexpr EncodePolicy kRnSat = {Rounding::kRN, Saturation::kSatFinite, false,
-                                 OverflowTie::kEven};
-
-// One row (NVFP4QTensor.get_weights_scaling_factor and quantize, in f32):
-// block scale = amax_block / (6 * t), 0 -> 1, clamped to [2^-9, 448] and cast
-// to float8_e4m3fn (_cast_per_block_scale_to_fp8); elements =
-// _cast_fp4(x / (float(scale) * t)).
-void ModelOptNvfp4Row(Format w, const uint8_t* in, size_t row, size_t cols, float t,
-                      uint8_t* packed, uint8_t* scales) {
-  const size_t base = row * cols;
-  const float six_t = 6.0f * t;
-  for (size_t g = 0; g < cols / 16; ++g) {
-    float amax = 0;
-    for (size_t k = 0; k < 16; ++k) {
-      amax = std::max(amax, std::fabs(LoadAsF32(w, in, base + g * 16 + k)));
-    }
-    float s = amax / six_t;
-    if (s == 0.0f) s = 1.0f;
-    s = std::clamp(s, 0.001953125f, 448.0f);  // 2^-9: the smallest subnormal
-    const uint8_t code = static_cast<uint8_t>(EncodeF32(s, Format::kE4M3, kRnSat));
-    scales[g] = code;
-    const float div = DecodeToF32(Format::kE4M3, code) * t;
-    for (size_t k = 0; k < 16; k += 2) {
-      const size_t i = base + g * 16 + k;
-      packed[(g * 16 + k) / 2] =
-          static_cast<uint8_t>(E2m1Nibble(LoadAsF32(w, in, i) / div) |
-                               (E2m1Nibble(LoadAsF32(w, in, i + 1) / div) << 4));
-    }
-  }
-}
 
 class ModelOpt final : public Scheme {
  public:
@@ -96,11 +65,17 @@ class ModelOpt final : public Scheme {
     std::memcpy(outs[2].data(), &t, 4);
     const size_t rows = job.shape.rows, cols = job.shape.cols;
     const size_t step = std::max<size_t>(1, (size_t{1} << 18) / cols);
+    StackBlocksArgs a;
+    a.arith = StackArith::kModelOptNvfp4;
+    a.from = job.from;
+    a.tensor_scale = t;
+    const size_t in_row = cols * (job.from == Format::kF32 ? 4 : 2);
+    const Impl impl = job.options != nullptr ? job.options->impl : Impl{};
     pool.ParallelFor((rows + step - 1) / step, [&](size_t c) {
-      for (size_t r = c * step; r < std::min(rows, (c + 1) * step); ++r) {
-        ModelOptNvfp4Row(job.from, job.bytes.data(), r, cols, t,
-                         outs[0].data() + r * (cols / 2), outs[1].data() + r * (cols / 16));
-      }
+      const size_t r = c * step, end = std::min(rows, r + step);
+      QuantizeStackBlocks(a, job.bytes.data() + r * in_row, (end - r) * (cols / 16),
+                          outs[0].data() + r * (cols / 2), outs[1].data() + r * (cols / 16),
+                          impl);
     });
     return absl::OkStatus();
   }

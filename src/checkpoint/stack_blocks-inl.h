@@ -1,0 +1,298 @@
+// Highway kernels of the stack-exact block quantizers (stack_blocks.h):
+// compressed-tensors NVFP4 / MXFP4 / MXFP8 and ModelOpt NVFP4, bit-identical
+// to the scalar reference of stack_blocks_scalar.cc. Three passes over an
+// L1-sized chunk of whole blocks: the block amax (pass 1), the scale codes and
+// per-block divisors or multipliers, a vector of blocks at a time (pass 2),
+// the elements (pass 3).
+// Per-target toggle guard (re-included once per Highway target).
+#if defined(MXPACK_SRC_CHECKPOINT_STACK_BLOCKS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef MXPACK_SRC_CHECKPOINT_STACK_BLOCKS_INL_H_
+#undef MXPACK_SRC_CHECKPOINT_STACK_BLOCKS_INL_H_
+#else
+#define MXPACK_SRC_CHECKPOINT_STACK_BLOCKS_INL_H_
+#endif
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "hwy/highway.h"
+#include "mxpack/format.h"
+#include "src/checkpoint/stack_blocks.h"
+#include "src/format/codec-inl.h"  // WideSource
+#include "src/format/encode_fast-inl.h"
+#include "src/util/lanes-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace mxpack {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET != HWY_SCALAR
+// Vector-level helpers shared by the block quantizers, on f32 bits in u32
+// lanes (at most 16 lanes, so that a vector never straddles a block).
+struct StackOps {
+  using DU = hn::CappedTag<uint32_t, 16>;
+  using DI = hn::RebindToSigned<DU>;
+  using DF = hn::RebindToFloat<DU>;
+  using VU = hn::Vec<DU>;
+
+  static HWY_INLINE hn::Vec<DF> AsF(VU v) { return hn::BitCast(DF(), v); }
+  static HWY_INLINE VU AsU(hn::Vec<DF> v) { return hn::BitCast(DU(), v); }
+  static HWY_INLINE auto ILt(VU a, VU b) {
+    const DI di;
+    return hn::RebindMask(DU(), hn::Lt(hn::BitCast(di, a), hn::BitCast(di, b)));
+  }
+
+  // |x| as bits, NaN lanes 0: the stacks' amax skips NaN (std::max), and
+  // below NaN the integer order of |x|'s bits is the order of the values.
+  static HWY_INLINE VU AbsNoNan(VU x) {
+    const DU du;
+    const VU a = hn::And(x, hn::Set(du, 0x7FFFFFFFu));
+    return hn::IfThenZeroElse(ILt(hn::Set(du, 0x7F800000u), a), a);
+  }
+
+  // e4m3 code c (0..0x7F, no sign) -> f32 bits: normals rebias
+  //   0 EEEE MMM -> 0 (E+120) MMM<<20,
+  // subnormals are M * 2^-9 (exact), 0x7F is NaN.
+  static HWY_INLINE VU DecodeE4M3(VU c) {
+    const DU du;
+    const DI di;
+    const VU normal = hn::Add(hn::ShiftLeft<20>(c), hn::Set(du, 120u << 23));
+    const VU m = hn::And(c, hn::Set(du, 7u));
+    const VU sub = AsU(hn::Mul(hn::ConvertTo(DF(), hn::BitCast(di, m)), hn::Set(DF(), 0x1p-9f)));
+    const VU v = hn::IfThenElse(ILt(c, hn::Set(du, 8u)), sub, normal);
+    return hn::IfThenElse(hn::Eq(c, hn::Set(du, 0x7Fu)), hn::Set(du, 0x7FC00000u), v);
+  }
+
+  // f16 bits (u32 lanes) -> f32 bits, exact (WideSource<kF16>'s rule on
+  // lanes already widened).
+  static HWY_INLINE VU F16ToF32(VU h) {
+    const DU du;
+    const DI di;
+    const VU sign = hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)));
+    const VU e = hn::And(hn::ShiftRight<10>(h), hn::Set(du, 0x1Fu));
+    const VU m = hn::And(h, hn::Set(du, 0x3FFu));
+    VU v = hn::Or(hn::ShiftLeft<23>(hn::Add(e, hn::Set(du, 112u))), hn::ShiftLeft<13>(m));
+    v = hn::IfThenElse(hn::Eq(e, hn::Set(du, 31u)),
+                       hn::Or(hn::Set(du, 0x7F800000u), hn::ShiftLeft<13>(m)), v);
+    const VU sub = AsU(
+        hn::Mul(hn::ConvertTo(DF(), hn::BitCast(di, m)), hn::Set(DF(), 5.9604644775390625e-8f)));
+    v = hn::IfThenElse(hn::Eq(e, hn::Zero(du)), sub, v);
+    return hn::Or(v, sign);
+  }
+
+  // RoundToDtype(w, x) for a non-NaN x: rn to w, overflow to Inf. bf16 adds
+  // half an ulp minus one plus the kept lsb (ties to even) and truncates;
+  // the carry reaches Inf exactly where rn overflows.
+  static HWY_INLINE VU RoundToDtype(Format w, VU x) {
+    const DU du;
+    if (w == Format::kBF16) {
+      const VU lsb = hn::And(hn::ShiftRight<16>(x), hn::Set(du, 1u));
+      return hn::And(hn::Add(hn::Add(x, hn::Set(du, 0x7FFFu)), lsb), hn::Set(du, 0xFFFF0000u));
+    }
+    if (w == Format::kF16) return F16ToF32(FastEncodeF32<Format::kF16, false>::EncodeRn(du, x));
+    return x;
+  }
+
+  // The nibble E2m1Nibble gives the scaled weight q (f32 bits): the shared
+  // rn satfinite e2m1 encoder, whose NaN code 0x7 then takes q's sign bit,
+  // and 0 where |q| <= zero_max (E2m1Nibble(+-0) = 0; for MX from bf16 / f16
+  // also the q that RoundToDtype flushes to zero).
+  static HWY_INLINE VU Nibble(VU q, VU zero_max) {
+    const DU du;
+    VU c = FastEncodeF32<Format::kE2M1, true>::EncodeRn(du, q);
+    c = hn::OrAnd(c, hn::ShiftRight<28>(q), hn::Set(du, 8u));
+    const VU a = hn::And(q, hn::Set(du, 0x7FFFFFFFu));
+    return hn::IfThenZeroElse(hn::Not(ILt(zero_max, a)), c);
+  }
+
+  // Stores the N nibbles c (u32 lanes, < 16) as N / 2 bytes, the even lane
+  // in the low nibble: in u64 lanes, c_even | c_odd << 4 is the low byte of
+  // x | x >> 28.
+  static HWY_INLINE void StoreNibbles(VU c, uint8_t* out) {
+    const hn::Repartition<uint64_t, DU> d64;
+    const hn::Rebind<uint8_t, decltype(d64)> d8;
+    const auto x = hn::BitCast(d64, c);
+    hn::StoreU(hn::TruncateTo(d8, hn::Or(x, hn::ShiftRight<28>(x))), d8, out);
+  }
+};
+
+// The block quantizer of one stack arithmetic and input dtype.
+template <internal::StackArith kArith, internal::SrcKind kSrc>
+class StackBlockQuantizer : private StackOps {
+ public:
+  static constexpr size_t kBlock = internal::StackBlockSize(kArith);
+  static constexpr bool kNvfp4 = kBlock == 16;
+  static constexpr bool kFp8 = kArith == internal::StackArith::kCtMxfp8;
+  static constexpr size_t kIn = WideSource<kSrc>::kBytes;
+  static constexpr size_t kOutPerBlock = kFp8 ? kBlock : kBlock / 2;
+  static constexpr size_t kChunkBlocks = 2048 / kBlock;
+  static constexpr Format kW = kSrc == internal::SrcKind::kF32   ? Format::kF32
+                               : kSrc == internal::SrcKind::kBF16 ? Format::kBF16
+                                                                 : Format::kF16;
+
+  static void Run(float tensor_scale, const uint8_t* HWY_RESTRICT in, size_t nb,
+                  uint8_t* HWY_RESTRICT elements, uint8_t* HWY_RESTRICT scales) {
+    for (size_t b = 0; b < nb; b += kChunkBlocks) {
+      Chunk(tensor_scale, in + b * kBlock * kIn, HWY_MIN(kChunkBlocks, nb - b),
+            elements + b * kOutPerBlock, scales + b);
+    }
+  }
+
+ private:
+  static HWY_INLINE VU Load(const uint8_t* p) { return WideSource<kSrc>::Load(DU(), p); }
+
+  // The elements as pass 3 divides them: the scalar reference reads an f16
+  // NaN as the positive canonical NaN (which the quotient then carries into
+  // the nibble's sign); a NaN the division itself creates (Inf / Inf) is the
+  // CPU's default NaN in both.
+  static HWY_INLINE VU LoadX(const uint8_t* p) {
+    const VU x = Load(p);
+    if constexpr (kW != Format::kF16) return x;
+    const DU du;
+    const VU a = hn::And(x, hn::Set(du, 0x7FFFFFFFu));
+    return hn::IfThenElse(ILt(hn::Set(du, 0x7F800000u), a), hn::Set(du, 0x7FC00000u), x);
+  }
+
+  static HWY_INLINE void Chunk(float tensor_scale, const uint8_t* HWY_RESTRICT in, size_t nb,
+                               uint8_t* HWY_RESTRICT elements, uint8_t* HWY_RESTRICT scales) {
+    const DU du;
+    const size_t N = hn::Lanes(du);
+    // Pass 1: block amax bits; lanes past nb stay 0.
+    HWY_ALIGN uint32_t amax[kChunkBlocks + 16] = {};
+    for (size_t b = 0; b < nb; ++b) {
+      const uint8_t* p = in + b * kBlock * kIn;
+      VU m = AbsNoNan(Load(p));
+      for (size_t j = N; j < kBlock; j += N) m = hn::Max(m, AbsNoNan(Load(p + j * kIn)));
+      amax[b] = hn::GetLane(hn::MaxOfLanes(du, m));
+    }
+    // Pass 2: scale codes, and each block's divisor (NVFP4) or multiplier (MX).
+    HWY_ALIGN uint8_t codes[kChunkBlocks + 16];
+    HWY_ALIGN uint32_t factor[kChunkBlocks + 16];
+    for (size_t b = 0; b < nb; b += N) {
+      VU code, f;
+      Scales(tensor_scale, hn::Load(du, amax + b), code, f);
+      StoreLanes<1>(du, code, codes + b);
+      hn::Store(f, du, factor + b);
+    }
+    std::memcpy(scales, codes, nb);
+    // Pass 3: elements, q = x / divisor (NVFP4) or x * 2^-k (MX; equal to
+    // x / 2^k, the scalar reference's division, both being one rounding of
+    // the exact quotient).
+    const VU zero_max = hn::Set(du, ZeroMax());
+    for (size_t b = 0; b < nb; ++b) {
+      const auto f = AsF(hn::Set(du, factor[b]));
+      const uint8_t* p = in + b * kBlock * kIn;
+      uint8_t* out = elements + b * kOutPerBlock;
+      for (size_t j = 0; j < kBlock; j += N) {
+        const auto x = AsF(LoadX(p + j * kIn));
+        const VU q = AsU(kNvfp4 ? hn::Div(x, f) : hn::Mul(x, f));
+        if constexpr (kFp8) {
+          StoreLanes<1>(du, FastEncodeF32<Format::kE4M3, true>::EncodeRn(du, q), out + j);
+        } else {
+          StoreNibbles(Nibble(q, zero_max), out + j / 2);
+        }
+      }
+    }
+  }
+
+  // The largest |q| whose nibble is 0: E2m1Nibble(+-0) = 0; for MX from
+  // bf16 / f16, q below w's smallest normal is first rounded to w
+  // (RoundToDtype), which flushes |q| <= half the smallest subnormal to
+  // zero (the tie goes to even, 0): 2^-134 for bf16, 2^-25 for f16.
+  static constexpr uint32_t ZeroMax() {
+    if (kNvfp4 || kW == Format::kF32) return 0;
+    return kW == Format::kBF16 ? 0x00008000u : 0x33000000u;
+  }
+
+  // Pass 2 for a vector of blocks whose amax bits are `a`.
+  static HWY_INLINE void Scales(float tensor_scale, VU a, VU& code, VU& f) {
+    const DU du;
+    const DF df;
+    using Enc = FastEncodeF32<Format::kE4M3, true>;
+    if constexpr (kArith == internal::StackArith::kCtNvfp4) {
+      // s = gs * w(amax / 6); code = e4m3(min(s, 448)) (the satfinite
+      // encoder saturates s >= 448 and Inf to 448 itself); code 0 -> 0x20.
+      const auto gs = hn::Set(df, tensor_scale);
+      const VU a6 = RoundToDtype(kW, AsU(hn::Div(AsF(a), hn::Set(df, 6.0f))));
+      code = Enc::EncodeRn(du, AsU(hn::Mul(gs, AsF(a6))));
+      code = hn::IfThenElse(hn::Eq(code, hn::Zero(du)), hn::Set(du, 0x20u), code);
+      f = AsU(hn::Div(AsF(DecodeE4M3(code)), gs));
+    } else if constexpr (kArith == internal::StackArith::kModelOptNvfp4) {
+      // s = amax / (6 t); 0 -> 1; below 2^-9 -> 2^-9 (bits compare: s >= 0,
+      // and NaN stays NaN); the encoder saturates at 448.
+      VU s = AsU(hn::Div(AsF(a), hn::Set(df, 6.0f * tensor_scale)));
+      s = hn::IfThenElse(hn::Eq(s, hn::Zero(du)), hn::Set(du, 0x3F800000u), s);
+      s = hn::IfThenElse(ILt(s, hn::Set(du, 0x3B000000u)), hn::Set(du, 0x3B000000u), s);
+      code = Enc::EncodeRn(du, s);
+      f = AsU(hn::Mul(AsF(DecodeE4M3(code)), hn::Set(df, tensor_scale)));
+    } else {
+      MxScales(a, code, f);
+    }
+  }
+
+  // CtMxScale on a vector of blocks: the bits of amax in w, plus a quarter
+  // binade, masked to sign and exponent, give the exponent field; code =
+  // clamp(127 + field - bias - offset, 0, 255), 255 where the field is w's
+  // Inf, 0 where nothing is left (f16: value 0 -> eps, code 127). The
+  // multiplier is 1 / w(2^(code - 127)) = 2^(127 - code): biased exponent
+  // 254 - code, 2^-127 (a subnormal) for code 254, 0 for code 255 (scale
+  // Inf: x / Inf = x * 0, +-0 or NaN alike).
+  static HWY_INLINE void MxScales(VU a, VU& code, VU& f) {
+    const DU du;
+    const DI di;
+    constexpr int kMant = kW == Format::kF32 ? 23 : kW == Format::kBF16 ? 7 : 10;
+    constexpr int kBias = kW == Format::kF16 ? 15 : 127;
+    constexpr uint32_t kInfField = kW == Format::kF16 ? 0x1F : 0xFF;
+    constexpr uint32_t kMask = (kW == Format::kF16 ? 0x3Fu : 0x1FFu) << kMant;
+    constexpr int kOffset = kFp8 ? 8 : 2;
+    VU bits = a;
+    if constexpr (kW == Format::kBF16) bits = hn::ShiftRight<16>(a);
+    if constexpr (kW == Format::kF16) bits = FastEncodeF32<Format::kF16, true>::EncodeRn(du, a);
+    const VU p = hn::And(hn::Add(bits, hn::Set(du, 1u << (kMant - 2))), hn::Set(du, kMask));
+    const VU field = hn::ShiftRight<kMant>(p);
+    auto c = hn::Add(hn::BitCast(di, field), hn::Set(di, 127 - kBias - kOffset));
+    c = hn::Min(hn::Max(c, hn::Zero(di)), hn::Set(di, 255));
+    code = hn::BitCast(du, c);
+    code = hn::IfThenElse(hn::Eq(field, hn::Set(du, kInfField)), hn::Set(du, 255u), code);
+    const auto none = hn::Eq(p, hn::Zero(du));
+    code = hn::IfThenElse(none, hn::Set(du, kW == Format::kF16 ? 127u : 0u), code);
+    f = hn::ShiftLeft<23>(hn::Sub(hn::Set(du, 254u), code));
+    f = hn::IfThenElse(hn::Eq(code, hn::Set(du, 254u)), hn::Set(du, 0x00400000u), f);
+    f = hn::IfThenElse(hn::Eq(code, hn::Set(du, 255u)), hn::Zero(du), f);
+    if constexpr (kW == Format::kF16) f = hn::IfThenElse(none, hn::Set(du, 0x3F800000u), f);
+  }
+};
+
+// The largest |x| bits of n elements (AbsMaxBits).
+template <internal::SrcKind kSrc>
+uint32_t AbsMaxBitsOf(const uint8_t* HWY_RESTRICT in, size_t n) {
+  const StackOps::DU du;
+  const StackOps::DI di;
+  constexpr size_t kIn = WideSource<kSrc>::kBytes;
+  const size_t N = hn::Lanes(du);
+  const auto abs = [du, di](const uint8_t* p) {
+    return hn::BitCast(di, hn::And(WideSource<kSrc>::Load(du, p), hn::Set(du, 0x7FFFFFFFu)));
+  };
+  auto m0 = hn::Zero(di), m1 = hn::Zero(di);
+  size_t i = 0;
+  for (; i + 2 * N <= n; i += 2 * N) {
+    m0 = hn::Max(m0, abs(in + i * kIn));
+    m1 = hn::Max(m1, abs(in + (i + N) * kIn));
+  }
+  m0 = hn::Max(m0, m1);
+  if (i < n) {
+    HWY_ALIGN uint8_t buf[2 * hn::MaxLanes(du) * kIn] = {};
+    std::memcpy(buf, in + i * kIn, (n - i) * kIn);
+    m0 = hn::Max(m0, hn::Max(abs(buf), abs(buf + N * kIn)));
+  }
+  return static_cast<uint32_t>(hn::GetLane(hn::MaxOfLanes(di, m0)));
+}
+#endif  // HWY_TARGET != HWY_SCALAR
+
+}  // namespace HWY_NAMESPACE
+}  // namespace mxpack
+HWY_AFTER_NAMESPACE();
+
+#endif  // MXPACK_SRC_CHECKPOINT_STACK_BLOCKS_INL_H_

@@ -1,0 +1,251 @@
+// Every SIMD target of the stack-exact block quantizers (compressed-tensors
+// NVFP4 / MXFP4 / MXFP8, ModelOpt NVFP4) and of AbsMaxBits equals the scalar
+// reference, for f32, bf16 and f16 inputs: structured blocks aimed at each
+// rule (zeros, subnormals, e2m1 / e4m3 ties and their neighbours after an
+// exact scale, amax at powers of two and at significands around 1.75, huge
+// and tiny blocks, scales that overflow or underflow w, Inf, NaN) and random
+// bit patterns, over ragged lengths and unaligned buffers.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "gtest/gtest.h"
+#include "mxpack/dispatch.h"
+#include "mxpack/format.h"
+#include "mxpack/scalar.h"
+#include "src/checkpoint/stack_blocks.h"
+
+namespace mxpack::internal {
+namespace {
+
+constexpr EncodePolicy kRnNoSat = {Rounding::kRN, Saturation::kNoSat, false,
+                                   OverflowTie::kEven};
+
+const char* ArithName(StackArith a) {
+  switch (a) {
+    case StackArith::kCtNvfp4:
+      return "ct-nvfp4";
+    case StackArith::kCtMxfp4:
+      return "ct-mxfp4";
+    case StackArith::kCtMxfp8:
+      return "ct-mxfp8";
+    default:
+      return "modelopt-nvfp4";
+  }
+}
+
+size_t InBytes(Format w) { return w == Format::kF32 ? 4 : 2; }
+
+// Appends x rounded to w (rn, Inf kept) as little-endian bytes.
+void Put(Format w, float x, std::vector<uint8_t>& out) {
+  if (w == Format::kF32) {
+    uint32_t b;
+    std::memcpy(&b, &x, 4);
+    for (int k = 0; k < 4; ++k) out.push_back(static_cast<uint8_t>(b >> (8 * k)));
+    return;
+  }
+  const uint32_t c = scalar::EncodeF32(x, w, kRnNoSat);
+  out.push_back(static_cast<uint8_t>(c));
+  out.push_back(static_cast<uint8_t>(c >> 8));
+}
+
+// A raw code of w (any bit pattern: NaN payloads, subnormals, Inf).
+void PutBits(Format w, uint32_t bits, std::vector<uint8_t>& out) {
+  for (size_t k = 0; k < InBytes(w); ++k) out.push_back(static_cast<uint8_t>(bits >> (8 * k)));
+}
+
+float Pow2(int k) { return std::ldexp(1.0f, k); }
+
+// Blocks of `block` elements: each structured pattern over a range of
+// exponents, then random ones.
+std::vector<uint8_t> Blocks(Format w, size_t block, uint32_t seed, size_t random_blocks) {
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> in;
+  const auto emit = [&](const std::vector<float>& v) {
+    for (size_t k = 0; k < block; ++k) Put(w, v[k % v.size()], in);
+  };
+  // The e2m1 magnitudes, their ties and the neighbours of the ties.
+  const float e2m1_ties[] = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f};
+  const float e2m1[] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+  emit({0.0f});
+  emit({-0.0f});
+  emit({0.0f, -0.0f, 0.0f, 0.0f});
+  for (int e = -149; e <= 127; e += (e > -20 && e < 20) ? 1 : 7) {
+    // Exact scales (MX: amax 6 * 2^e gives scale 2^e for e2m1 and 256 * 2^e
+    // for e4m3; NVFP4 with tensor scale 1: amax 6 d gives scale d): ties
+    // and their neighbours, signed.
+    for (float top : {6.0f, 256.0f, 448.0f, 7.0f, 1.75f, 1.5f, 1.0f, 3.5f}) {
+      std::vector<float> v = {top * Pow2(e)};
+      for (float t : e2m1_ties) {
+        const float x = t * Pow2(e);
+        v.push_back(x);
+        v.push_back(-std::nextafter(x, 0.0f));
+        v.push_back(std::nextafter(x, 1e30f));
+      }
+      for (float t : e2m1) v.push_back(-t * Pow2(e));
+      emit(v);
+    }
+    // e4m3 ties after a scale of 2^e: midpoints of the e4m3 grid.
+    {
+      std::vector<float> v = {256.0f * Pow2(e)};
+      for (int m = 0; m < 16; ++m) {
+        v.push_back((1.0f + (2 * (m % 8) + 1) / 16.0f) * Pow2(e + m / 2 - 3));
+        v.push_back(-(m + 0.5f) * Pow2(e - 9));  // subnormal midpoints
+      }
+      emit(v);
+    }
+    // Significands around 1.75 (round_to_power_2 rounds up at 1.75).
+    for (float sig : {1.75f, std::nextafter(1.75f, 0.0f), std::nextafter(1.75f, 2.0f),
+                      1.999f, 1.0f, 1.5f}) {
+      emit({sig * Pow2(e), 0.1f * Pow2(e), -0.3f * Pow2(e)});
+    }
+  }
+  // Tiny, huge and special blocks.
+  emit({std::numeric_limits<float>::denorm_min(), -1e-45f, 1e-40f});
+  emit({1e-38f, -3e-39f, 1e-44f, 0.0f});
+  emit({65504.0f, -65504.0f, 60000.0f, 1.0f});  // f16 max: MX scale rounds to Inf
+  emit({65520.0f, 1.0f});
+  emit({3.0e38f, -1.0f, 2.0f});
+  emit({std::numeric_limits<float>::max(), 1.0f});
+  emit({6.0e-8f, -3.0e-8f, 1.0e-5f});  // f16 subnormals
+  emit({INFINITY, 1.0f, -2.0f});
+  emit({-INFINITY, 0.5f});
+  emit({NAN, 1.0f, -3.0f});
+  emit({-NAN, 0.0f});
+  emit({NAN});
+  emit({INFINITY, NAN, -INFINITY});
+  // Random: values with a random block exponent, and raw bit patterns.
+  std::normal_distribution<float> normal;
+  for (size_t b = 0; b < random_blocks; ++b) {
+    const int e = static_cast<int>(rng() % 300) - 160;
+    if (b % 3 == 0) {
+      for (size_t k = 0; k < block; ++k) {
+        const uint32_t r = rng();
+        PutBits(w, w == Format::kF32 ? r : r & 0xFFFF, in);
+      }
+    } else {
+      for (size_t k = 0; k < block; ++k) Put(w, normal(rng) * Pow2(e), in);
+    }
+  }
+  return in;
+}
+
+std::string Hex(const uint8_t* p, size_t n) {
+  std::string s;
+  for (size_t k = 0; k < n; ++k) s += absl::StrFormat("%02x", p[k]);
+  return s;
+}
+
+// Runs every target on `nb` blocks of `in` at byte offset `skew` and
+// compares elements, scales and the guard bytes after them.
+void Check(const StackBlocksArgs& a, const std::vector<uint8_t>& in, size_t nb,
+           const std::string& what) {
+  const size_t block = StackBlockSize(a.arith);
+  const size_t el_block = a.arith == StackArith::kCtMxfp8 ? block : block / 2;
+  const size_t in_block = block * InBytes(a.from);
+  std::vector<uint8_t> want_el(nb * el_block + 1, 0xA5), want_sc(nb + 1, 0xA5);
+  QuantizeStackBlocksScalar(a, in.data(), nb, want_el.data(), want_sc.data());
+  for (size_t skew : {0, 2, 4}) {
+    std::vector<uint8_t> src(skew + nb * in_block);
+    std::memcpy(src.data() + skew, in.data(), nb * in_block);
+    for (int64_t target : AvailableTargets()) {
+      std::vector<uint8_t> el(nb * el_block + 1 + skew, 0xA5), sc(nb + 1 + skew, 0xA5);
+      QuantizeStackBlocks(a, src.data() + skew, nb, el.data() + skew, sc.data() + skew,
+                          Impl{target});
+      for (size_t b = 0; b <= nb; ++b) {
+        const bool guard = b == nb;
+        const size_t n_el = guard ? 1 : el_block;
+        if (sc[skew + b] != want_sc[b] ||
+            std::memcmp(el.data() + skew + b * el_block, want_el.data() + b * el_block,
+                        n_el) != 0) {
+          FAIL() << what << " " << ImplName(Impl{target}) << " skew " << skew << " block "
+                 << b << (guard ? " (guard byte)" : "") << " input "
+                 << (guard ? "-" : Hex(in.data() + b * in_block, in_block)) << "\n scale want "
+                 << absl::StrFormat("%02x", want_sc[b]) << " got "
+                 << absl::StrFormat("%02x", sc[skew + b]) << "\n elements want "
+                 << Hex(want_el.data() + b * el_block, n_el) << "\n elements got  "
+                 << Hex(el.data() + skew + b * el_block, n_el);
+        }
+      }
+    }
+  }
+}
+
+TEST(StackBlocks, EveryTargetEqualsScalar) {
+  ASSERT_FALSE(AvailableTargets().empty());
+  const StackArith ariths[] = {StackArith::kCtNvfp4, StackArith::kCtMxfp4,
+                               StackArith::kCtMxfp8, StackArith::kModelOptNvfp4};
+  uint32_t seed = 1;
+  for (StackArith arith : ariths) {
+    for (Format w : {Format::kF32, Format::kBF16, Format::kF16}) {
+      const size_t block = StackBlockSize(arith);
+      const std::vector<uint8_t> in = Blocks(w, block, seed++, 700);
+      const size_t nb = in.size() / (block * InBytes(w));
+      // NVFP4 tensor scales: exact (1, powers of two), realistic global
+      // scales, extremes, and 0 (the compressed-tensors global scale of a
+      // tensor holding Inf).
+      std::vector<float> scales = {1.0f};
+      if (StackBlockSize(arith) == 16) {
+        for (float amax : {1.0f, 0.02f, 448.0f, 65504.0f, 3e-5f, 1e-38f, 3e38f}) {
+          scales.push_back(arith == StackArith::kCtNvfp4 ? CtGlobalScale(w, amax)
+                                                         : amax / 2688.0f);
+        }
+        for (float s : {0.25f, 1024.0f, 1e-30f, 1e30f, 0.3f}) scales.push_back(s);
+        if (arith == StackArith::kCtNvfp4) scales.push_back(0.0f);
+      }
+      for (float s : scales) {
+        StackBlocksArgs a;
+        a.arith = arith;
+        a.from = w;
+        a.tensor_scale = s;
+        const std::string what =
+            absl::StrFormat("%s from %s scale %a", ArithName(arith), FormatName(w), s);
+        // The whole input (several chunks and a ragged last one), and short
+        // runs from the start.
+        Check(a, in, nb, what);
+        for (size_t n : {1, 2, 3, 5, 17}) Check(a, in, n, what);
+        if (HasFailure()) return;
+      }
+    }
+  }
+}
+
+TEST(StackBlocks, AbsMaxBitsEveryTarget) {
+  std::mt19937 rng(7);
+  for (Format w : {Format::kF32, Format::kBF16, Format::kF16}) {
+    for (size_t n = 0; n <= 200; n += (n < 70 ? 1 : 13)) {
+      for (int kind = 0; kind < 4; ++kind) {
+        std::vector<uint8_t> in;
+        for (size_t i = 0; i < n; ++i) {
+          const uint32_t r = rng();
+          if (kind == 0) {
+            Put(w, std::ldexp(static_cast<float>(r % 1000) - 500.0f, static_cast<int>(r >> 24) % 40 - 20), in);
+          } else if (kind == 1) {
+            PutBits(w, w == Format::kF32 ? r : r & 0xFFFF, in);
+          } else {
+            // One Inf (kind 2) or NaN (kind 3) at a random place.
+            const bool special = i == r % n;
+            Put(w, special ? (kind == 2 ? -INFINITY : NAN) : 1e-3f * static_cast<float>(r % 97), in);
+          }
+        }
+        const uint32_t want = AbsMaxBitsScalar(w, in.data(), n);
+        for (int64_t target : AvailableTargets()) {
+          const uint32_t got = AbsMaxBits(w, in.data(), n, Impl{target});
+          const bool finite = want < 0x7F800000u;
+          if (finite ? got != want : got < 0x7F800000u) {
+            FAIL() << FormatName(w) << " n " << n << " kind " << kind << " "
+                   << ImplName(Impl{target}) << absl::StrFormat(": want %08x got %08x", want, got);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mxpack::internal

@@ -6,11 +6,15 @@
 // shards on disk to compressed-tensors NVFP4 or MXFP4 with 2 threads, output
 // written to disk) against BM_MemcpyCheckpoint, a memcpy of the same tensor
 // bytes. Every benchmark reports input bytes per second, so the ratio of a
-// pair's bytes/s is the figure to quote.
+// pair's bytes/s is the figure to quote. BM_QuantizeStackBlocks times the
+// block quantizers behind the compressed-tensors and ModelOpt exports alone
+// (one thread, bf16 weights; bytes read + written, against BM_Memcpy).
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <random>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -19,6 +23,8 @@
 #include "bench/bench_util.h"
 #include "mxpack/model.h"
 #include "mxpack/safetensors.h"
+#include "mxpack/scalar.h"
+#include "src/checkpoint/stack_blocks.h"
 
 namespace mxpack::bench {
 namespace {
@@ -204,6 +210,52 @@ BENCHMARK(BM_QuantizeCheckpoint)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(1);
+
+// range(0): working-set bytes (bf16 input + elements + scales); range(1): 1 =
+// the scalar reference.
+void BM_QuantizeStackBlocks(benchmark::State& state, internal::StackArith arith) {
+  const size_t block = internal::StackBlockSize(arith);
+  const double el_per_block = arith == internal::StackArith::kCtMxfp8 ? 1.0 : 0.5;
+  const double per_elem = 2.0 + el_per_block + 1.0 / static_cast<double>(block);
+  const size_t nb = std::max<size_t>(
+      1, static_cast<size_t>(static_cast<double>(state.range(0)) / per_elem) / block);
+  std::vector<uint8_t> in(nb * block * 2);
+  std::mt19937 rng(42);
+  std::normal_distribution<float> g(0.0f, 0.02f);
+  for (size_t i = 0; i < nb * block; ++i) {
+    const uint32_t b = scalar::F32Bits(g(rng)) + 0x7FFF;  // ~rn to bf16
+    in[2 * i] = static_cast<uint8_t>(b >> 16);
+    in[2 * i + 1] = static_cast<uint8_t>(b >> 24);
+  }
+  std::vector<uint8_t> elements(static_cast<size_t>(el_per_block * nb * block)), scales(nb);
+  internal::StackBlocksArgs a;
+  a.arith = arith;
+  a.from = Format::kBF16;
+  a.tensor_scale = arith == internal::StackArith::kCtNvfp4 ? 2688.0f / 0.1f : 0.1f / 2688.0f;
+  const Impl impl = state.range(1) ? Impl{Impl::kScalar} : SimdImpl();
+  for (auto _ : state) {
+    internal::QuantizeStackBlocks(a, in.data(), nb, elements.data(), scales.data(), impl);
+    benchmark::DoNotOptimize(elements.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(in.size() + elements.size() + nb));
+}
+
+void StackSizes(benchmark::internal::Benchmark* b) {
+  b->Args({kL2Bytes, 0})->Args({kDramBytes, 0})->Args({kL2Bytes, 1});
+  b->ArgNames({"bytes", "scalar"});
+}
+
+BENCHMARK_CAPTURE(BM_QuantizeStackBlocks, ct_nvfp4_bf16, internal::StackArith::kCtNvfp4)
+    ->Apply(StackSizes);
+BENCHMARK_CAPTURE(BM_QuantizeStackBlocks, ct_mxfp4_bf16, internal::StackArith::kCtMxfp4)
+    ->Apply(StackSizes);
+BENCHMARK_CAPTURE(BM_QuantizeStackBlocks, ct_mxfp8_bf16, internal::StackArith::kCtMxfp8)
+    ->Apply(StackSizes);
+BENCHMARK_CAPTURE(BM_QuantizeStackBlocks, modelopt_nvfp4_bf16,
+                  internal::StackArith::kModelOptNvfp4)
+    ->Apply(StackSizes);
 
 }  // namespace
 }  // namespace mxpack::bench

@@ -415,7 +415,10 @@ absl::StatusOr<CheckpointReport> QuantizeCheckpoint(const std::string& in_path,
         }
         std::vector<absl::Span<uint8_t>> outs;
         for (const PlannedOutput& po : t.outputs) {
-          pending.buffers.emplace_back(new uint8_t[po.bytes]());
+          // Uninitialized where the scheme writes every byte: the first
+          // touch then happens on the pool's threads, not in a serial fill.
+          pending.buffers.emplace_back(p.scheme->WritesEveryByte() ? new uint8_t[po.bytes]
+                                                                   : new uint8_t[po.bytes]());
           outs.emplace_back(pending.buffers.back().get(), po.bytes);
         }
         if (absl::Status st = p.scheme->Quantize(job, pool, outs, pending.metadata);

@@ -76,6 +76,9 @@ class Scheme {
   // Whether Quantize needs SchemeJob::group_amax (an amax pass over every
   // shard before the first tensor is quantized).
   virtual bool NeedsGroupAmax(MxFormat f) const = 0;
+  // Whether Quantize writes every byte of `outs`: the driver then leaves the
+  // buffers uninitialized instead of zero-filling them first.
+  virtual bool WritesEveryByte() const { return false; }
   // Quantizes into `outs` (one buffer per Outputs() entry, sized to it).
   // `metadata` receives per-file metadata entries (mxpack records).
   virtual absl::Status Quantize(const SchemeJob& job, ThreadPool& pool,

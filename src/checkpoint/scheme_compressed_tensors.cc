@@ -97,6 +97,7 @@ class CompressedTensors final : public Scheme {
   }
 
   bool NeedsGroupAmax(MxFormat f) const override { return f == MxFormat::kNvfp4; }
+  bool WritesEveryByte() const override { return true; }
 
   absl::Status Quantize(const SchemeJob& job, ThreadPool& pool,
                         absl::Span<const absl::Span<uint8_t>> outs,

@@ -51,6 +51,7 @@ class ModelOpt final : public Scheme {
   }
 
   bool NeedsGroupAmax(MxFormat) const override { return true; }
+  bool WritesEveryByte() const override { return true; }
 
   absl::Status Quantize(const SchemeJob& job, ThreadPool& pool,
                         absl::Span<const absl::Span<uint8_t>> outs,

@@ -215,7 +215,7 @@ BENCHMARK(BM_QuantizeCheckpoint)
 // the scalar reference.
 void BM_QuantizeStackBlocks(benchmark::State& state, internal::StackArith arith) {
   const size_t block = internal::StackBlockSize(arith);
-  const double el_per_block = arith == internal::StackArith::kCtMxfp8 ? 1.0 : 0.5;
+  const double el_per_block = internal::StackFp8(arith) ? 1.0 : 0.5;
   const double per_elem = 2.0 + el_per_block + 1.0 / static_cast<double>(block);
   const size_t nb = std::max<size_t>(
       1, static_cast<size_t>(static_cast<double>(state.range(0)) / per_elem) / block);
@@ -252,6 +252,9 @@ BENCHMARK_CAPTURE(BM_QuantizeStackBlocks, ct_nvfp4_bf16, internal::StackArith::k
 BENCHMARK_CAPTURE(BM_QuantizeStackBlocks, ct_mxfp4_bf16, internal::StackArith::kCtMxfp4)
     ->Apply(StackSizes);
 BENCHMARK_CAPTURE(BM_QuantizeStackBlocks, ct_mxfp8_bf16, internal::StackArith::kCtMxfp8)
+    ->Apply(StackSizes);
+BENCHMARK_CAPTURE(BM_QuantizeStackBlocks, modelopt_mxfp8_bf16,
+                  internal::StackArith::kModelOptMxfp8)
     ->Apply(StackSizes);
 BENCHMARK_CAPTURE(BM_QuantizeStackBlocks, modelopt_nvfp4_bf16,
                   internal::StackArith::kModelOptNvfp4)

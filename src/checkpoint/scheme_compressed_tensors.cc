@@ -113,7 +113,7 @@ class CompressedTensors final : public Scheme {
                                                : StackArith::kCtMxfp8;
     const size_t block = StackBlockSize(a.arith);
     const size_t in_row = s.cols * (job.from == Format::kF32 ? 4 : 2);
-    const size_t el_row = a.arith == StackArith::kCtMxfp8 ? s.cols : s.cols / 2;
+    const size_t el_row = StackFp8(a.arith) ? s.cols : s.cols / 2;
     const size_t sc_row = s.cols / block;
     std::vector<float> gs(s.experts, 1.0f);
     if (a.arith == StackArith::kCtNvfp4) {

@@ -124,7 +124,9 @@ class StackBlockQuantizer : private StackOps {
  public:
   static constexpr size_t kBlock = internal::StackBlockSize(kArith);
   static constexpr bool kNvfp4 = kBlock == 16;
-  static constexpr bool kFp8 = kArith == internal::StackArith::kCtMxfp8;
+  static constexpr bool kFp8 = internal::StackFp8(kArith);
+  // ModelOpt's amax is torch's: a NaN element makes it NaN.
+  static constexpr bool kNanAmax = kArith == internal::StackArith::kModelOptMxfp8;
   static constexpr size_t kIn = WideSource<kSrc>::kBytes;
   static constexpr size_t kOutPerBlock = kFp8 ? kBlock : kBlock / 2;
   static constexpr size_t kChunkBlocks = 2048 / kBlock;
@@ -142,6 +144,13 @@ class StackBlockQuantizer : private StackOps {
 
  private:
   static HWY_INLINE VU Load(const uint8_t* p) { return WideSource<kSrc>::Load(DU(), p); }
+
+  // |x| bits for the block amax: NaN lanes 0 (skipped), or above Inf
+  // (kNanAmax: a NaN amax).
+  static HWY_INLINE VU AbsBits(VU x) {
+    if constexpr (kNanAmax) return hn::And(x, hn::Set(DU(), 0x7FFFFFFFu));
+    return AbsNoNan(x);
+  }
 
   // The elements as pass 3 divides them: the scalar reference reads an f16
   // NaN as the positive canonical NaN (which the quotient then carries into
@@ -163,8 +172,8 @@ class StackBlockQuantizer : private StackOps {
     HWY_ALIGN uint32_t amax[kChunkBlocks + 16] = {};
     for (size_t b = 0; b < nb; ++b) {
       const uint8_t* p = in + b * kBlock * kIn;
-      VU m = AbsNoNan(Load(p));
-      for (size_t j = N; j < kBlock; j += N) m = hn::Max(m, AbsNoNan(Load(p + j * kIn)));
+      VU m = AbsBits(Load(p));
+      for (size_t j = N; j < kBlock; j += N) m = hn::Max(m, AbsBits(Load(p + j * kIn)));
       amax[b] = hn::GetLane(hn::MaxOfLanes(du, m));
     }
     // Pass 2: scale codes, and each block's divisor (NVFP4) or multiplier (MX).
@@ -227,9 +236,51 @@ class StackBlockQuantizer : private StackOps {
       s = hn::IfThenElse(ILt(s, hn::Set(du, 0x3B000000u)), hn::Set(du, 0x3B000000u), s);
       code = Enc::EncodeRn(du, s);
       f = AsU(hn::Mul(AsF(DecodeE4M3(code)), hn::Set(df, tensor_scale)));
+    } else if constexpr (kArith == internal::StackArith::kModelOptMxfp8) {
+      ModelOptMxfp8Scales(a, code, f);
     } else {
       MxScales(a, code, f);
     }
+  }
+
+  // ModelOptMxfp8ScaleCode on a vector of blocks: descale = amax / 448 =
+  // m 2^e (m in [1, 2)) has ceil(log2) = e where m = 1, else e + 1, unless
+  // log2 rounded to f32 falls back onto e: possible only for m within a few
+  // ulps of 1 (log2(m) below half an ulp of e, at most 2^-18 for |e| <=
+  // 128) and for subnormal descales, whose lanes (rare) take the scalar
+  // function. Zero and NaN: code 0. The multiplier is 2^(127 - code), as in
+  // MxScales.
+  static HWY_INLINE void ModelOptMxfp8Scales(VU a, VU& code, VU& f) {
+    const DU du;
+    const DI di;
+    const VU d = AsU(hn::Div(AsF(a), hn::Set(DF(), 448.0f)));
+    const VU m = hn::And(d, hn::Set(du, 0x7FFFFFu));
+    const VU biased = hn::ShiftRight<23>(d);  // e + 127 (d >= 0)
+    // e + 1 - (m == 0) + 127, clamped to [0, 254].
+    auto c = hn::BitCast(di, hn::Add(biased, hn::Set(du, 1u)));
+    c = hn::IfThenElse(hn::RebindMask(di, hn::Eq(m, hn::Zero(du))), hn::BitCast(di, biased), c);
+    c = hn::Min(c, hn::Set(di, 254));
+    code = hn::BitCast(du, c);
+    const auto none = hn::Or(hn::Eq(d, hn::Zero(du)), ILt(hn::Set(du, 0x7F800000u), a));
+    code = hn::IfThenZeroElse(none, code);
+    const auto subnormal = hn::And(hn::Not(none), hn::Eq(biased, hn::Zero(du)));
+    const auto near_one = hn::And(hn::Not(none),
+                                  hn::And(ILt(hn::Zero(du), m), ILt(m, hn::Set(du, 65u))));
+    const auto rare = hn::Or(subnormal, near_one);
+    if (HWY_UNLIKELY(!hn::AllFalse(du, rare))) {
+      HWY_ALIGN uint32_t amax[hn::MaxLanes(du)];
+      HWY_ALIGN uint32_t codes[hn::MaxLanes(du)];
+      hn::Store(a, du, amax);
+      hn::Store(code, du, codes);
+      for (size_t i = 0; i < hn::Lanes(du); ++i) {
+        float x;
+        std::memcpy(&x, &amax[i], 4);
+        codes[i] = internal::ModelOptMxfp8ScaleCode(x);
+      }
+      code = hn::IfThenElse(rare, hn::Load(du, codes), code);
+    }
+    f = hn::ShiftLeft<23>(hn::Sub(hn::Set(du, 254u), code));
+    f = hn::IfThenElse(hn::Eq(code, hn::Set(du, 254u)), hn::Set(du, 0x00400000u), f);
   }
 
   // CtMxScale on a vector of blocks: the bits of amax in w, plus a quarter

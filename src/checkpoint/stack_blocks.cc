@@ -46,6 +46,8 @@ void StackBlocks(const internal::StackBlocksArgs& a, const uint8_t* in, size_t n
       return run(std::integral_constant<StackArith, StackArith::kCtMxfp8>());
     case StackArith::kModelOptNvfp4:
       return run(std::integral_constant<StackArith, StackArith::kModelOptNvfp4>());
+    case StackArith::kModelOptMxfp8:
+      return run(std::integral_constant<StackArith, StackArith::kModelOptMxfp8>());
   }
 #endif
 }

@@ -19,11 +19,17 @@ enum class StackArith : uint8_t {
   kCtMxfp4,        // compressed-tensors mxfp4-pack-quantized
   kCtMxfp8,        // compressed-tensors mxfp8-quantized
   kModelOptNvfp4,  // ModelOpt NVFP4QTensor
+  kModelOptMxfp8,  // ModelOpt MXFP8QTensor
 };
 
 // Elements per block: 16 (NVFP4) or 32 (MX).
 constexpr size_t StackBlockSize(StackArith a) {
   return a == StackArith::kCtNvfp4 || a == StackArith::kModelOptNvfp4 ? 16 : 32;
+}
+
+// Whether the elements are e4m3 codes (MXFP8) rather than e2m1 nibbles.
+constexpr bool StackFp8(StackArith a) {
+  return a == StackArith::kCtMxfp8 || a == StackArith::kModelOptMxfp8;
 }
 
 struct StackBlocksArgs {
@@ -36,7 +42,7 @@ struct StackBlocksArgs {
 
 // Quantizes `nb` whole blocks of little-endian `a.from` elements at `in`:
 // `elements` receives the e2m1 nibbles two per byte (low nibble = even
-// element) or one e4m3 code per byte (kCtMxfp8), `scales` one scale byte per
+// element) or one e4m3 code per byte (MXFP8), `scales` one scale byte per
 // block (e4m3 for NVFP4, the E8M0 exponent for MX). Impl::kScalar runs the
 // scalar reference, any other value a Highway target (Pick).
 void QuantizeStackBlocks(const StackBlocksArgs& a, const uint8_t* in, size_t nb,
@@ -48,6 +54,10 @@ void QuantizeStackBlocksScalar(const StackBlocksArgs& a, const uint8_t* in, size
 // largest |x| where all are finite, and >= 0x7F800000 where any is Inf or NaN.
 uint32_t AbsMaxBits(Format from, const uint8_t* in, size_t n, Impl impl = Impl{});
 uint32_t AbsMaxBitsScalar(Format from, const uint8_t* in, size_t n);
+
+// The scale code (biased E8M0 exponent) of a ModelOpt MXFP8 block whose
+// largest |x| is `amax` (NaN where the block holds one).
+uint8_t ModelOptMxfp8ScaleCode(float amax);
 
 // The global scale of a compressed-tensors NVFP4 tensor (group) whose
 // largest |x| is `amax`, for input dtype `w`.

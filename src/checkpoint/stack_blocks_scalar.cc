@@ -130,7 +130,39 @@ void ModelOptNvfp4Block(Format w, const uint8_t* in, size_t g, float t, uint8_t*
   }
 }
 
+// One block of ModelOpt MXFP8 (MXFP8QTensor.get_weights_scaling_factor and
+// quantize_with_scale): amax in w (NaN propagates: torch's amax), descale =
+// f32(amax) / 448, exponent = ceil(log2(descale)) in f32 (log2 rounded once
+// to f32: the rounding decides descales just above a power of two), -127
+// where descale is not > 0 (zero or NaN), clamped to [-127, 127] and stored
+// + 127; elements = e4m3(clamp(x * 2^(127 - code), +-448)) in f32.
+void ModelOptMxfp8Block(Format w, const uint8_t* in, size_t g, uint8_t* elements,
+                        uint8_t* scales) {
+  float amax = 0;
+  for (size_t k = 0; k < 32; ++k) {
+    const float a = std::fabs(LoadAsF32(w, in, g * 32 + k));
+    amax = std::isnan(a) || std::isnan(amax) ? NAN : std::max(amax, a);
+  }
+  const int code = ModelOptMxfp8ScaleCode(amax);
+  scales[g] = static_cast<uint8_t>(code);
+  const float mult = std::ldexp(1.0f, 127 - code);
+  for (size_t k = 0; k < 32; ++k) {
+    const size_t i = g * 32 + k;
+    const float q = std::clamp(LoadAsF32(w, in, i) * mult, -448.0f, 448.0f);
+    elements[i] = static_cast<uint8_t>(EncodeF32(q, Format::kE4M3, kRnSat));
+  }
+}
+
 }  // namespace
+
+uint8_t ModelOptMxfp8ScaleCode(float amax) {
+  const float descale = amax / 448.0f;
+  float e = -127.0f;
+  if (descale > 0.0f) {
+    e = std::ceil(static_cast<float>(std::log2(static_cast<double>(descale))));
+  }
+  return static_cast<uint8_t>(static_cast<int>(std::clamp(e, -127.0f, 127.0f)) + 127);
+}
 
 // generate_gparam: 448 * 6 / max(amax, finfo(w).tiny) in the weight dtype w
 // (llm-compressor's observer keeps its statistics in w), then f32; Inf or NaN
@@ -156,6 +188,9 @@ void QuantizeStackBlocksScalar(const StackBlocksArgs& a, const uint8_t* in, size
         break;
       case StackArith::kModelOptNvfp4:
         ModelOptNvfp4Block(a.from, in, g, a.tensor_scale, elements, scales);
+        break;
+      case StackArith::kModelOptMxfp8:
+        ModelOptMxfp8Block(a.from, in, g, elements, scales);
         break;
     }
   }

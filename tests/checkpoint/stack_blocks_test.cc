@@ -34,6 +34,8 @@ const char* ArithName(StackArith a) {
       return "ct-mxfp4";
     case StackArith::kCtMxfp8:
       return "ct-mxfp8";
+    case StackArith::kModelOptMxfp8:
+      return "modelopt-mxfp8";
     default:
       return "modelopt-nvfp4";
   }
@@ -99,6 +101,11 @@ std::vector<uint8_t> Blocks(Format w, size_t block, uint32_t seed, size_t random
       }
       emit(v);
     }
+    // ModelOpt MXFP8: amax / 448 a few ulps above a power of two, where
+    // log2 rounded to f32 decides the ceiling (f32 inputs keep them).
+    for (int k : {1, 2, 5, 21, 22, 23, 40, 64, 65, 100}) {
+      emit({448.0f * Pow2(e) * (1.0f + static_cast<float>(k) * 0x1p-23f), -0.5f * Pow2(e)});
+    }
     // Significands around 1.75 (round_to_power_2 rounds up at 1.75).
     for (float sig : {1.75f, std::nextafter(1.75f, 0.0f), std::nextafter(1.75f, 2.0f),
                       1.999f, 1.0f, 1.5f}) {
@@ -146,7 +153,7 @@ std::string Hex(const uint8_t* p, size_t n) {
 void Check(const StackBlocksArgs& a, const std::vector<uint8_t>& in, size_t nb,
            const std::string& what) {
   const size_t block = StackBlockSize(a.arith);
-  const size_t el_block = a.arith == StackArith::kCtMxfp8 ? block : block / 2;
+  const size_t el_block = StackFp8(a.arith) ? block : block / 2;
   const size_t in_block = block * InBytes(a.from);
   std::vector<uint8_t> want_el(nb * el_block + 1, 0xA5), want_sc(nb + 1, 0xA5);
   QuantizeStackBlocksScalar(a, in.data(), nb, want_el.data(), want_sc.data());
@@ -179,7 +186,8 @@ void Check(const StackBlocksArgs& a, const std::vector<uint8_t>& in, size_t nb,
 TEST(StackBlocks, EveryTargetEqualsScalar) {
   ASSERT_FALSE(AvailableTargets().empty());
   const StackArith ariths[] = {StackArith::kCtNvfp4, StackArith::kCtMxfp4,
-                               StackArith::kCtMxfp8, StackArith::kModelOptNvfp4};
+                               StackArith::kCtMxfp8, StackArith::kModelOptNvfp4,
+                               StackArith::kModelOptMxfp8};
   uint32_t seed = 1;
   for (StackArith arith : ariths) {
     for (Format w : {Format::kF32, Format::kBF16, Format::kF16}) {

@@ -29,7 +29,7 @@ def same_tree(a, b):
 @pytest.mark.parametrize("scheme,fmt", [
     ("compressed-tensors", "nvfp4"), ("compressed-tensors", "mxfp4"),
     ("compressed-tensors", "mxfp8_e4m3"), ("modelopt", "nvfp4"),
-    ("mxpack", "mxfp6_e2m3")])
+    ("modelopt", "mxfp8_e4m3"), ("mxpack", "mxfp6_e2m3")])
 def test_export_equals_cli(cli, model_dir, tmp_path, scheme, fmt):
     py_out, cli_out = tmp_path / "py", tmp_path / "cli"
     report = mxpack.export_checkpoint(model_dir, py_out, fmt, scheme=scheme,

@@ -1,8 +1,12 @@
 // The ModelOpt export scheme (NVIDIA TensorRT Model Optimizer's unified
 // Hugging Face checkpoint, read by vLLM's and TensorRT-LLM's "modelopt"
-// loaders): NVFP4 weights with ModelOpt's own arithmetic (NVFP4QTensor),
-// hf_quant_config.json and the quantization_config ModelOpt writes into
-// config.json. Sources of every rule: docs/checkpoints.md.
+// loaders): NVFP4 and MXFP8 weights with ModelOpt's own arithmetic
+// (NVFP4QTensor, MXFP8QTensor), hf_quant_config.json and the
+// quantization_config ModelOpt writes into config.json. Its MXFP8 tensors
+// have the names, dtypes and shapes of compressed-tensors' mxfp8-quantized
+// ones and the same dequantization (e4m3 * 2^(code - 127)), so the
+// compressed-tensors scheme recognizes them. Sources of every rule:
+// docs/checkpoints.md.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -27,35 +31,62 @@ namespace {
 class ModelOpt final : public Scheme {
  public:
   absl::string_view name() const override { return "modelopt"; }
-  std::vector<MxFormat> formats() const override { return {MxFormat::kNvfp4}; }
+  std::vector<MxFormat> formats() const override {
+    return {MxFormat::kNvfp4, MxFormat::kMxfp8E4m3};
+  }
   MxFormat default_format() const override { return MxFormat::kNvfp4; }
 
-  std::string Unsupported(const WeightShape& s, MxFormat) const override {
+  std::string Unsupported(const WeightShape& s, MxFormat f) const override {
     if (s.stacked) return "ModelOpt exports experts as per-expert 2-D weights";
-    if (s.cols % 16 != 0) {
-      return absl::StrFormat("input dimension %d is not a multiple of 16", s.cols);
+    const size_t block = f == MxFormat::kNvfp4 ? 16 : 32;
+    if (s.cols % block != 0) {
+      return absl::StrFormat("input dimension %d is not a multiple of %d", s.cols, block);
     }
     return "";
   }
 
-  // X.weight stays X.weight (packed), plus X.weight_scale and X.weight_scale_2.
+  // X.weight stays X.weight (NVFP4: packed), plus X.weight_scale (and for
+  // NVFP4 X.weight_scale_2).
   std::vector<PlannedOutput> Outputs(const StTensorInfo& t, const WeightShape& s,
-                                     MxFormat, const CheckpointOptions&) const override {
+                                     MxFormat f, const CheckpointOptions&) const override {
     const std::string base = absl::EndsWith(t.name, ".weight")
                                  ? t.name.substr(0, t.name.size() - 7)
                                  : t.name;
     const uint64_t n = s.rows;
+    if (f == MxFormat::kMxfp8E4m3) {
+      return {{t.name, StDtype::kF8E4M3, {n, s.cols}, n * s.cols},
+              {base + ".weight_scale", StDtype::kU8, {n, s.cols / 32}, n * (s.cols / 32)}};
+    }
     return {{t.name, StDtype::kU8, {n, s.cols / 2}, n * (s.cols / 2)},
             {base + ".weight_scale", StDtype::kF8E4M3, {n, s.cols / 16}, n * (s.cols / 16)},
             {base + ".weight_scale_2", StDtype::kF32, {}, 4}};
   }
 
-  bool NeedsGroupAmax(MxFormat) const override { return true; }
+  bool NeedsGroupAmax(MxFormat f) const override { return f == MxFormat::kNvfp4; }
   bool WritesEveryByte() const override { return true; }
 
   absl::Status Quantize(const SchemeJob& job, ThreadPool& pool,
                         absl::Span<const absl::Span<uint8_t>> outs,
                         std::map<std::string, std::string>&) const override {
+    const size_t rows = job.shape.rows, cols = job.shape.cols;
+    const size_t step = std::max<size_t>(1, (size_t{1} << 18) / cols);
+    const size_t in_row = cols * (job.from == Format::kF32 ? 4 : 2);
+    const Impl impl = job.options != nullptr ? job.options->impl : Impl{};
+    StackBlocksArgs a;
+    a.from = job.from;
+    if (job.format == MxFormat::kMxfp8E4m3) {
+      // The unified HF export's MXFP8 branch: the E8M0 scale from the weight
+      // (get_weights_scaling_factor_from_quantizer without a stored _scale),
+      // then quantize_with_scale.
+      a.arith = StackArith::kModelOptMxfp8;
+      pool.ParallelFor((rows + step - 1) / step, [&](size_t c) {
+        const size_t r = c * step, end = std::min(rows, r + step);
+        QuantizeStackBlocks(a, job.bytes.data() + r * in_row, (end - r) * (cols / 32),
+                            outs[0].data() + r * cols, outs[1].data() + r * (cols / 32),
+                            impl);
+      });
+      return absl::OkStatus();
+    }
     // get_weights_scaling_factor_2_from_quantizer: amax.float() / (6 * 448),
     // amax the fused group's (preprocess_linear_fusion takes the max).
     const float t = job.group_amax[0] / 2688.0f;
@@ -64,14 +95,8 @@ class ModelOpt final : public Scheme {
           "all-zero weights: ModelOpt's tensor scale amax / 2688 would be 0");
     }
     std::memcpy(outs[2].data(), &t, 4);
-    const size_t rows = job.shape.rows, cols = job.shape.cols;
-    const size_t step = std::max<size_t>(1, (size_t{1} << 18) / cols);
-    StackBlocksArgs a;
     a.arith = StackArith::kModelOptNvfp4;
-    a.from = job.from;
     a.tensor_scale = t;
-    const size_t in_row = cols * (job.from == Format::kF32 ? 4 : 2);
-    const Impl impl = job.options != nullptr ? job.options->impl : Impl{};
     pool.ParallelFor((rows + step - 1) / step, [&](size_t c) {
       const size_t r = c * step, end = std::min(rows, r + step);
       QuantizeStackBlocks(a, job.bytes.data() + r * in_row, (end - r) * (cols / 16),
@@ -82,7 +107,15 @@ class ModelOpt final : public Scheme {
   }
 
   // convert_hf_quant_config_format of the hf_quant_config below.
-  Json QuantizationConfig(MxFormat, const std::vector<std::string>& ignored) const override {
+  // convert_hf_quant_config_format of the hf_quant_config below (MXFP8 has
+  // no config_groups branch there).
+  Json QuantizationConfig(MxFormat f, const std::vector<std::string>& ignored) const override {
+    if (f == MxFormat::kMxfp8E4m3) {
+      return {{"ignore", ignored},
+              {"quant_algo", "MXFP8"},
+              {"producer", Producer()},
+              {"quant_method", "modelopt"}};
+    }
     const Json args = {{"dynamic", false}, {"num_bits", 4}, {"type", "float"},
                        {"group_size", 16}};
     return {{"config_groups",
@@ -95,14 +128,16 @@ class ModelOpt final : public Scheme {
   }
 
   // get_quant_config: producer and quantization {quant_algo, kv_cache_quant_algo,
-  // group_size, exclude_modules (sorted)}, written with indent 4.
+  // group_size (the weight quantizer's block), exclude_modules (sorted)},
+  // written with indent 4.
   std::map<std::string, std::string> ExtraFiles(
-      MxFormat, const std::vector<std::string>& ignored) const override {
+      MxFormat f, const std::vector<std::string>& ignored) const override {
+    const bool nv = f == MxFormat::kNvfp4;
     Json j = {{"producer", Producer()},
               {"quantization",
-               {{"quant_algo", "NVFP4"},
+               {{"quant_algo", nv ? "NVFP4" : "MXFP8"},
                 {"kv_cache_quant_algo", nullptr},
-                {"group_size", 16},
+                {"group_size", nv ? 16 : 32},
                 {"exclude_modules", ignored}}}};
     return {{"hf_quant_config.json", j.dump(4) + "\n"}};
   }

@@ -107,7 +107,7 @@ struct GoldenCase {
 class GoldenTest : public testing::TestWithParam<GoldenCase> {};
 
 // The compressed-tensors and modelopt schemes write exactly what
-// compressed-tensors' compressors and ModelOpt's NVFP4QTensor write for the
+// compressed-tensors' compressors and ModelOpt's NVFP4QTensor / MXFP8QTensor write for the
 // same weights (fused-group global scales, f16 / bf16 / f32 inputs, a zero
 // block, -0, ties, a 3-D expert tensor), and dequantize-model gives exactly
 // what their dequantizers give (bf16).
@@ -148,7 +148,8 @@ INSTANTIATE_TEST_SUITE_P(Formats, GoldenTest,
                              GoldenCase{"mxfp4", "compressed-tensors", MxFormat::kMxfp4, 3},
                              GoldenCase{"mxfp8", "compressed-tensors", MxFormat::kMxfp8E4m3, 3},
                              // ModelOpt keeps the 3-D expert tensor too.
-                             GoldenCase{"modelopt_nvfp4", "modelopt", MxFormat::kNvfp4, 4}),
+                             GoldenCase{"modelopt_nvfp4", "modelopt", MxFormat::kNvfp4, 4},
+                             GoldenCase{"modelopt_mxfp8", "modelopt", MxFormat::kMxfp8E4m3, 4}),
                          [](const testing::TestParamInfo<GoldenCase>& p) {
                            return std::string(p.param.file);
                          });
@@ -331,6 +332,37 @@ TEST(CheckpointTest, ModelOptDirectoryHasHfQuantConfig) {
   EXPECT_EQ(all.at(p + "q_proj.weight").size(), 64u * 32);
   EXPECT_EQ(all.at(p + "q_proj.weight_scale_2"), all.at(p + "v_proj.weight_scale_2"));
   // dequantize-model drops hf_quant_config.json and the quantization_config.
+  ASSERT_TRUE(DequantizeCheckpoint(t / "out", t / "back", {}).ok());
+  EXPECT_FALSE(fs::exists(t / "back/hf_quant_config.json"));
+  EXPECT_EQ(ReadDir(t / "back", nullptr).at(p + "q_proj.weight").size(), 64u * 64 * 2);
+}
+
+// ModelOpt MXFP8: hf_quant_config.json names MXFP8 with group size 32, the
+// config.json quantization_config has no config_groups (ModelOpt's converter
+// has none for MXFP8), the tensors are F8_E4M3 X.weight and U8 X.weight_scale,
+// and dequantize-model reads them back.
+TEST(CheckpointTest, ModelOptMxfp8Directory) {
+  TempDir t;
+  MakeShardedModel(t / "in");
+  CheckpointOptions o;
+  o.scheme = "modelopt";
+  o.format = MxFormat::kMxfp8E4m3;
+  absl::StatusOr<CheckpointReport> r = QuantizeCheckpoint(t / "in", t / "out", o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const Json hq = Json::parse(ReadFile(t / "out/hf_quant_config.json"));
+  EXPECT_EQ(hq["quantization"]["quant_algo"], "MXFP8");
+  EXPECT_EQ(hq["quantization"]["group_size"], 32);
+  EXPECT_TRUE(hq["quantization"]["kv_cache_quant_algo"].is_null());
+  const Json qc = Json::parse(ReadFile(t / "out/config.json"))["quantization_config"];
+  EXPECT_EQ(qc["quant_method"], "modelopt");
+  EXPECT_EQ(qc["quant_algo"], "MXFP8");
+  EXPECT_FALSE(qc.contains("config_groups"));
+  EXPECT_EQ(qc["ignore"], Json::array({"lm_head"}));
+  const auto all = ReadDir(t / "out", nullptr);
+  const std::string p = "model.layers.0.self_attn.";
+  EXPECT_EQ(all.at(p + "q_proj.weight").size(), 64u * 64);
+  EXPECT_EQ(all.at(p + "q_proj.weight_scale").size(), 64u * 2);
+  EXPECT_EQ(all.count(p + "q_proj.weight_scale_2"), 0u);
   ASSERT_TRUE(DequantizeCheckpoint(t / "out", t / "back", {}).ok());
   EXPECT_FALSE(fs::exists(t / "back/hf_quant_config.json"));
   EXPECT_EQ(ReadDir(t / "back", nullptr).at(p + "q_proj.weight").size(), 64u * 64 * 2);

@@ -13,12 +13,15 @@ ModelOpt's NVFP4 comes from NVFP4QTensor (nvidia-modelopt) the way its HF
 export calls it: t = amax.float() / (6 * 448) with amax the fused group's
 (get_weights_scaling_factor_2_from_quantizer, preprocess_linear_fusion), then
 NVFP4QTensor.quantize(weight, 16, weights_scaling_factor_2=t) and
-NVFP4QTensor.dequantize. 3-D expert tensors are not part of that export.
+NVFP4QTensor.dequantize. Its MXFP8 is the export's MXFP8 branch:
+MXFP8QTensor.get_weights_scaling_factor(weight) (no stored scale), then
+MXFP8QTensor.quantize_with_scale and MXFP8QTensor.dequantize. 3-D expert
+tensors are not part of that export.
 
 Usage: python make_golden.py OUT_DIR   (needs torch, compressed-tensors,
 nvidia-modelopt, safetensors; the versions used are stored in the files'
 metadata). Writes input.safetensors and, per format F in nvfp4 / mxfp4 /
-mxfp8 / modelopt_nvfp4, F.safetensors (the quantized tensors) and
+mxfp8 / modelopt_nvfp4 / modelopt_mxfp8, F.safetensors (the quantized tensors) and
 F.dequant.safetensors (bf16).
 """
 import sys
@@ -159,3 +162,22 @@ for name in QUANTIZED:
 save_file(out, f"{OUT}/modelopt_nvfp4.safetensors", metadata=META)
 save_file(deq, f"{OUT}/modelopt_nvfp4.dequant.safetensors", metadata=META)
 print("modelopt_nvfp4", {k: (str(v.dtype), tuple(v.shape)) for k, v in out.items()})
+
+# ModelOpt MXFP8 (2-D weights only).
+from modelopt.torch.quantization.qtensor.mxfp8_tensor import MXFP8QTensor  # noqa: E402
+
+out, deq = {}, {}
+for name in QUANTIZED:
+    w = tensors[name]
+    if w.dim() != 2:
+        continue
+    scale = MXFP8QTensor.get_weights_scaling_factor(w)
+    q = MXFP8QTensor.quantize_with_scale(w, scale)
+    base = name.removesuffix(".weight")
+    out[name] = q.contiguous()
+    out[base + ".weight_scale"] = scale.contiguous()
+    deq[name] = MXFP8QTensor(w.shape, w.dtype, q).dequantize(
+        dtype=torch.bfloat16, scale=scale).contiguous()
+save_file(out, f"{OUT}/modelopt_mxfp8.safetensors", metadata=META)
+save_file(deq, f"{OUT}/modelopt_mxfp8.dequant.safetensors", metadata=META)
+print("modelopt_mxfp8", {k: (str(v.dtype), tuple(v.shape)) for k, v in out.items()})

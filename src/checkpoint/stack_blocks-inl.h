@@ -118,6 +118,18 @@ struct StackOps {
   }
 };
 
+// StoreNibbles for four vectors (4N nibbles, 2N bytes): the codes as bytes
+// in order (U8From4U32), then in u16 lanes c_even | c_odd << 4 is the low
+// byte of w | w >> 4.
+HWY_INLINE void StoreNibbles4(StackOps::VU c0, StackOps::VU c1, StackOps::VU c2,
+                              StackOps::VU c3, uint8_t* out) {
+  const StackOps::DU du;
+  const hn::Repartition<uint16_t, StackOps::DU> d16;
+  const hn::Rebind<uint8_t, decltype(d16)> d8;
+  const auto w = hn::BitCast(d16, U8From4U32(du, c0, c1, c2, c3));
+  hn::StoreU(hn::TruncateTo(d8, hn::Or(w, hn::ShiftRight<4>(w))), d8, out);
+}
+
 // The block quantizer of one stack arithmetic and input dtype.
 template <internal::StackArith kArith, internal::SrcKind kSrc>
 class StackBlockQuantizer : private StackOps {
@@ -189,19 +201,35 @@ class StackBlockQuantizer : private StackOps {
     // Pass 3: elements, q = x / divisor (NVFP4) or x * 2^-k (MX; equal to
     // x / 2^k, the scalar reference's division, both being one rounding of
     // the exact quotient).
+    // Vectors lie within one block (N <= kBlock); four vectors at a time
+    // share one store, then single vectors.
     const VU zero_max = hn::Set(du, ZeroMax());
-    for (size_t b = 0; b < nb; ++b) {
-      const auto f = AsF(hn::Set(du, factor[b]));
-      const uint8_t* p = in + b * kBlock * kIn;
-      uint8_t* out = elements + b * kOutPerBlock;
-      for (size_t j = 0; j < kBlock; j += N) {
-        const auto x = AsF(LoadX(p + j * kIn));
-        const VU q = AsU(kNvfp4 ? hn::Div(x, f) : hn::Mul(x, f));
-        if constexpr (kFp8) {
-          StoreLanes<1>(du, FastEncodeF32<Format::kE4M3, true>::EncodeRn(du, q), out + j);
-        } else {
-          StoreNibbles(Nibble(q, zero_max), out + j / 2);
-        }
+    const auto codes_of = [&](size_t v) {
+      const auto f = AsF(hn::Set(du, factor[v * N / kBlock]));
+      const auto x = AsF(LoadX(in + v * N * kIn));
+      const VU q = AsU(kNvfp4 ? hn::Div(x, f) : hn::Mul(x, f));
+      if constexpr (kFp8) {
+        return FastEncodeF32<Format::kE4M3, true>::EncodeRn(du, q);
+      } else {
+        return Nibble(q, zero_max);
+      }
+    };
+    const size_t nvec = nb * kBlock / N;
+    size_t v = 0;
+    for (; v + 4 <= nvec; v += 4) {
+      const VU c0 = codes_of(v), c1 = codes_of(v + 1), c2 = codes_of(v + 2),
+               c3 = codes_of(v + 3);
+      if constexpr (kFp8) {
+        StoreBytes4(du, c0, c1, c2, c3, elements + v * N);
+      } else {
+        StoreNibbles4(c0, c1, c2, c3, elements + v * N / 2);
+      }
+    }
+    for (; v < nvec; ++v) {
+      if constexpr (kFp8) {
+        StoreLanes<1>(du, codes_of(v), elements + v * N);
+      } else {
+        StoreNibbles(codes_of(v), elements + v * N / 2);
       }
     }
   }

@@ -118,10 +118,17 @@ TEST_P(GoldenTest, BytesEqualCompressedTensors) {
   o.scheme = c.scheme;
   o.format = c.format;
   o.threads = 2;
-  absl::StatusOr<CheckpointReport> r =
-      QuantizeCheckpoint(kGolden + "/input.safetensors", t / "q.safetensors", o);
-  ASSERT_TRUE(r.ok()) << r.status();
   const Loaded want = Load(kGolden + "/" + c.file + ".safetensors");
+  // The scalar reference of the block quantizers too.
+  o.impl = Impl{Impl::kScalar};
+  absl::StatusOr<CheckpointReport> r =
+      QuantizeCheckpoint(kGolden + "/input.safetensors", t / "s.safetensors", o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ExpectTensorsEqual(want.view, Load(t / "s.safetensors").view,
+                     std::string(c.file) + " (scalar)");
+  o.impl = Impl{};
+  r = QuantizeCheckpoint(kGolden + "/input.safetensors", t / "q.safetensors", o);
+  ASSERT_TRUE(r.ok()) << r.status();
   const Loaded got = Load(t / "q.safetensors");
   ExpectTensorsEqual(want.view, got.view, c.file);
   // Left unquantized by default: router, norm, lm_head, byte for byte.

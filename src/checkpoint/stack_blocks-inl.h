@@ -5,7 +5,8 @@
 // per-block divisors or multipliers, a vector of blocks at a time (pass 2),
 // the elements (pass 3).
 // Per-target toggle guard (re-included once per Highway target).
-#if defined(MXPACK_SRC_CHECKPOINT_STACK_BLOCKS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#if defined(MXPACK_SRC_CHECKPOINT_STACK_BLOCKS_INL_H_) == \
+    defined(HWY_TARGET_TOGGLE)
 #ifdef MXPACK_SRC_CHECKPOINT_STACK_BLOCKS_INL_H_
 #undef MXPACK_SRC_CHECKPOINT_STACK_BLOCKS_INL_H_
 #else
@@ -60,9 +61,11 @@ struct StackOps {
     const DI di;
     const VU normal = hn::Add(hn::ShiftLeft<20>(c), hn::Set(du, 120u << 23));
     const VU m = hn::And(c, hn::Set(du, 7u));
-    const VU sub = AsU(hn::Mul(hn::ConvertTo(DF(), hn::BitCast(di, m)), hn::Set(DF(), 0x1p-9f)));
+    const VU sub = AsU(hn::Mul(hn::ConvertTo(DF(), hn::BitCast(di, m)),
+                               hn::Set(DF(), 0x1p-9f)));
     const VU v = hn::IfThenElse(ILt(c, hn::Set(du, 8u)), sub, normal);
-    return hn::IfThenElse(hn::Eq(c, hn::Set(du, 0x7Fu)), hn::Set(du, 0x7FC00000u), v);
+    return hn::IfThenElse(hn::Eq(c, hn::Set(du, 0x7Fu)),
+                          hn::Set(du, 0x7FC00000u), v);
   }
 
   // f16 bits (u32 lanes) -> f32 bits, exact (WideSource<kF16>'s rule on
@@ -73,11 +76,13 @@ struct StackOps {
     const VU sign = hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)));
     const VU e = hn::And(hn::ShiftRight<10>(h), hn::Set(du, 0x1Fu));
     const VU m = hn::And(h, hn::Set(du, 0x3FFu));
-    VU v = hn::Or(hn::ShiftLeft<23>(hn::Add(e, hn::Set(du, 112u))), hn::ShiftLeft<13>(m));
+    VU v = hn::Or(hn::ShiftLeft<23>(hn::Add(e, hn::Set(du, 112u))),
+                  hn::ShiftLeft<13>(m));
     v = hn::IfThenElse(hn::Eq(e, hn::Set(du, 31u)),
-                       hn::Or(hn::Set(du, 0x7F800000u), hn::ShiftLeft<13>(m)), v);
-    const VU sub = AsU(
-        hn::Mul(hn::ConvertTo(DF(), hn::BitCast(di, m)), hn::Set(DF(), 5.9604644775390625e-8f)));
+                       hn::Or(hn::Set(du, 0x7F800000u), hn::ShiftLeft<13>(m)),
+                       v);
+    const VU sub = AsU(hn::Mul(hn::ConvertTo(DF(), hn::BitCast(di, m)),
+                               hn::Set(DF(), 5.9604644775390625e-8f)));
     v = hn::IfThenElse(hn::Eq(e, hn::Zero(du)), sub, v);
     return hn::Or(v, sign);
   }
@@ -89,9 +94,11 @@ struct StackOps {
     const DU du;
     if (w == Format::kBF16) {
       const VU lsb = hn::And(hn::ShiftRight<16>(x), hn::Set(du, 1u));
-      return hn::And(hn::Add(hn::Add(x, hn::Set(du, 0x7FFFu)), lsb), hn::Set(du, 0xFFFF0000u));
+      return hn::And(hn::Add(hn::Add(x, hn::Set(du, 0x7FFFu)), lsb),
+                     hn::Set(du, 0xFFFF0000u));
     }
-    if (w == Format::kF16) return F16ToF32(FastEncodeF32<Format::kF16, false>::EncodeRn(du, x));
+    if (w == Format::kF16)
+      return F16ToF32(FastEncodeF32<Format::kF16, false>::EncodeRn(du, x));
     return x;
   }
 
@@ -138,16 +145,19 @@ class StackBlockQuantizer : private StackOps {
   static constexpr bool kNvfp4 = kBlock == 16;
   static constexpr bool kFp8 = internal::StackFp8(kArith);
   // ModelOpt's amax is torch's: a NaN element makes it NaN.
-  static constexpr bool kNanAmax = kArith == internal::StackArith::kModelOptMxfp8;
+  static constexpr bool kNanAmax =
+      kArith == internal::StackArith::kModelOptMxfp8;
   static constexpr size_t kIn = WideSource<kSrc>::kBytes;
   static constexpr size_t kOutPerBlock = kFp8 ? kBlock : kBlock / 2;
   static constexpr size_t kChunkBlocks = 2048 / kBlock;
-  static constexpr Format kW = kSrc == internal::SrcKind::kF32   ? Format::kF32
-                               : kSrc == internal::SrcKind::kBF16 ? Format::kBF16
-                                                                 : Format::kF16;
+  static constexpr Format kW = kSrc == internal::SrcKind::kF32 ? Format::kF32
+                               : kSrc == internal::SrcKind::kBF16
+                                   ? Format::kBF16
+                                   : Format::kF16;
 
   static void Run(float tensor_scale, const uint8_t* HWY_RESTRICT in, size_t nb,
-                  uint8_t* HWY_RESTRICT elements, uint8_t* HWY_RESTRICT scales) {
+                  uint8_t* HWY_RESTRICT elements,
+                  uint8_t* HWY_RESTRICT scales) {
     for (size_t b = 0; b < nb; b += kChunkBlocks) {
       Chunk(tensor_scale, in + b * kBlock * kIn, HWY_MIN(kChunkBlocks, nb - b),
             elements + b * kOutPerBlock, scales + b);
@@ -155,7 +165,9 @@ class StackBlockQuantizer : private StackOps {
   }
 
  private:
-  static HWY_INLINE VU Load(const uint8_t* p) { return WideSource<kSrc>::Load(DU(), p); }
+  static HWY_INLINE VU Load(const uint8_t* p) {
+    return WideSource<kSrc>::Load(DU(), p);
+  }
 
   // |x| bits for the block amax: NaN lanes 0 (skipped), or above Inf
   // (kNanAmax: a NaN amax).
@@ -173,11 +185,14 @@ class StackBlockQuantizer : private StackOps {
     if constexpr (kW != Format::kF16) return x;
     const DU du;
     const VU a = hn::And(x, hn::Set(du, 0x7FFFFFFFu));
-    return hn::IfThenElse(ILt(hn::Set(du, 0x7F800000u), a), hn::Set(du, 0x7FC00000u), x);
+    return hn::IfThenElse(ILt(hn::Set(du, 0x7F800000u), a),
+                          hn::Set(du, 0x7FC00000u), x);
   }
 
-  static HWY_INLINE void Chunk(float tensor_scale, const uint8_t* HWY_RESTRICT in, size_t nb,
-                               uint8_t* HWY_RESTRICT elements, uint8_t* HWY_RESTRICT scales) {
+  static HWY_INLINE void Chunk(float tensor_scale,
+                               const uint8_t* HWY_RESTRICT in, size_t nb,
+                               uint8_t* HWY_RESTRICT elements,
+                               uint8_t* HWY_RESTRICT scales) {
     const DU du;
     const size_t N = hn::Lanes(du);
     // Pass 1: block amax bits; lanes past nb stay 0.
@@ -185,7 +200,8 @@ class StackBlockQuantizer : private StackOps {
     for (size_t b = 0; b < nb; ++b) {
       const uint8_t* p = in + b * kBlock * kIn;
       VU m = AbsBits(Load(p));
-      for (size_t j = N; j < kBlock; j += N) m = hn::Max(m, AbsBits(Load(p + j * kIn)));
+      for (size_t j = N; j < kBlock; j += N)
+        m = hn::Max(m, AbsBits(Load(p + j * kIn)));
       amax[b] = hn::GetLane(hn::MaxOfLanes(du, m));
     }
     // Pass 2: scale codes, and each block's divisor (NVFP4) or multiplier (MX).
@@ -254,14 +270,16 @@ class StackBlockQuantizer : private StackOps {
       const auto gs = hn::Set(df, tensor_scale);
       const VU a6 = RoundToDtype(kW, AsU(hn::Div(AsF(a), hn::Set(df, 6.0f))));
       code = Enc::EncodeRn(du, AsU(hn::Mul(gs, AsF(a6))));
-      code = hn::IfThenElse(hn::Eq(code, hn::Zero(du)), hn::Set(du, 0x20u), code);
+      code =
+          hn::IfThenElse(hn::Eq(code, hn::Zero(du)), hn::Set(du, 0x20u), code);
       f = AsU(hn::Div(AsF(DecodeE4M3(code)), gs));
     } else if constexpr (kArith == internal::StackArith::kModelOptNvfp4) {
       // s = amax / (6 t); 0 -> 1; below 2^-9 -> 2^-9 (bits compare: s >= 0,
       // and NaN stays NaN); the encoder saturates at 448.
       VU s = AsU(hn::Div(AsF(a), hn::Set(df, 6.0f * tensor_scale)));
       s = hn::IfThenElse(hn::Eq(s, hn::Zero(du)), hn::Set(du, 0x3F800000u), s);
-      s = hn::IfThenElse(ILt(s, hn::Set(du, 0x3B000000u)), hn::Set(du, 0x3B000000u), s);
+      s = hn::IfThenElse(ILt(s, hn::Set(du, 0x3B000000u)),
+                         hn::Set(du, 0x3B000000u), s);
       code = Enc::EncodeRn(du, s);
       f = AsU(hn::Mul(AsF(DecodeE4M3(code)), hn::Set(df, tensor_scale)));
     } else if constexpr (kArith == internal::StackArith::kModelOptMxfp8) {
@@ -286,14 +304,16 @@ class StackBlockQuantizer : private StackOps {
     const VU biased = hn::ShiftRight<23>(d);  // e + 127 (d >= 0)
     // e + 1 - (m == 0) + 127, clamped to [0, 254].
     auto c = hn::BitCast(di, hn::Add(biased, hn::Set(du, 1u)));
-    c = hn::IfThenElse(hn::RebindMask(di, hn::Eq(m, hn::Zero(du))), hn::BitCast(di, biased), c);
+    c = hn::IfThenElse(hn::RebindMask(di, hn::Eq(m, hn::Zero(du))),
+                       hn::BitCast(di, biased), c);
     c = hn::Min(c, hn::Set(di, 254));
     code = hn::BitCast(du, c);
-    const auto none = hn::Or(hn::Eq(d, hn::Zero(du)), ILt(hn::Set(du, 0x7F800000u), a));
+    const auto none =
+        hn::Or(hn::Eq(d, hn::Zero(du)), ILt(hn::Set(du, 0x7F800000u), a));
     code = hn::IfThenZeroElse(none, code);
     const auto subnormal = hn::And(hn::Not(none), hn::Eq(biased, hn::Zero(du)));
-    const auto near_one = hn::And(hn::Not(none),
-                                  hn::And(ILt(hn::Zero(du), m), ILt(m, hn::Set(du, 65u))));
+    const auto near_one = hn::And(
+        hn::Not(none), hn::And(ILt(hn::Zero(du), m), ILt(m, hn::Set(du, 65u))));
     const auto rare = hn::Or(subnormal, near_one);
     if (HWY_UNLIKELY(!hn::AllFalse(du, rare))) {
       HWY_ALIGN uint32_t amax[hn::MaxLanes(du)];
@@ -308,7 +328,8 @@ class StackBlockQuantizer : private StackOps {
       code = hn::IfThenElse(rare, hn::Load(du, codes), code);
     }
     f = hn::ShiftLeft<23>(hn::Sub(hn::Set(du, 254u), code));
-    f = hn::IfThenElse(hn::Eq(code, hn::Set(du, 254u)), hn::Set(du, 0x00400000u), f);
+    f = hn::IfThenElse(hn::Eq(code, hn::Set(du, 254u)),
+                       hn::Set(du, 0x00400000u), f);
   }
 
   // CtMxScale on a vector of blocks: the bits of amax in w, plus a quarter
@@ -321,26 +342,35 @@ class StackBlockQuantizer : private StackOps {
   static HWY_INLINE void MxScales(VU a, VU& code, VU& f) {
     const DU du;
     const DI di;
-    constexpr int kMant = kW == Format::kF32 ? 23 : kW == Format::kBF16 ? 7 : 10;
+    constexpr int kMant = kW == Format::kF32    ? 23
+                          : kW == Format::kBF16 ? 7
+                                                : 10;
     constexpr int kBias = kW == Format::kF16 ? 15 : 127;
     constexpr uint32_t kInfField = kW == Format::kF16 ? 0x1F : 0xFF;
     constexpr uint32_t kMask = (kW == Format::kF16 ? 0x3Fu : 0x1FFu) << kMant;
     constexpr int kOffset = kFp8 ? 8 : 2;
     VU bits = a;
     if constexpr (kW == Format::kBF16) bits = hn::ShiftRight<16>(a);
-    if constexpr (kW == Format::kF16) bits = FastEncodeF32<Format::kF16, true>::EncodeRn(du, a);
-    const VU p = hn::And(hn::Add(bits, hn::Set(du, 1u << (kMant - 2))), hn::Set(du, kMask));
+    if constexpr (kW == Format::kF16)
+      bits = FastEncodeF32<Format::kF16, true>::EncodeRn(du, a);
+    const VU p = hn::And(hn::Add(bits, hn::Set(du, 1u << (kMant - 2))),
+                         hn::Set(du, kMask));
     const VU field = hn::ShiftRight<kMant>(p);
-    auto c = hn::Add(hn::BitCast(di, field), hn::Set(di, 127 - kBias - kOffset));
+    auto c =
+        hn::Add(hn::BitCast(di, field), hn::Set(di, 127 - kBias - kOffset));
     c = hn::Min(hn::Max(c, hn::Zero(di)), hn::Set(di, 255));
     code = hn::BitCast(du, c);
-    code = hn::IfThenElse(hn::Eq(field, hn::Set(du, kInfField)), hn::Set(du, 255u), code);
+    code = hn::IfThenElse(hn::Eq(field, hn::Set(du, kInfField)),
+                          hn::Set(du, 255u), code);
     const auto none = hn::Eq(p, hn::Zero(du));
-    code = hn::IfThenElse(none, hn::Set(du, kW == Format::kF16 ? 127u : 0u), code);
+    code =
+        hn::IfThenElse(none, hn::Set(du, kW == Format::kF16 ? 127u : 0u), code);
     f = hn::ShiftLeft<23>(hn::Sub(hn::Set(du, 254u), code));
-    f = hn::IfThenElse(hn::Eq(code, hn::Set(du, 254u)), hn::Set(du, 0x00400000u), f);
+    f = hn::IfThenElse(hn::Eq(code, hn::Set(du, 254u)),
+                       hn::Set(du, 0x00400000u), f);
     f = hn::IfThenElse(hn::Eq(code, hn::Set(du, 255u)), hn::Zero(du), f);
-    if constexpr (kW == Format::kF16) f = hn::IfThenElse(none, hn::Set(du, 0x3F800000u), f);
+    if constexpr (kW == Format::kF16)
+      f = hn::IfThenElse(none, hn::Set(du, 0x3F800000u), f);
   }
 };
 
@@ -352,7 +382,8 @@ uint32_t AbsMaxBitsOf(const uint8_t* HWY_RESTRICT in, size_t n) {
   constexpr size_t kIn = WideSource<kSrc>::kBytes;
   const size_t N = hn::Lanes(du);
   const auto abs = [du, di](const uint8_t* p) {
-    return hn::BitCast(di, hn::And(WideSource<kSrc>::Load(du, p), hn::Set(du, 0x7FFFFFFFu)));
+    return hn::BitCast(
+        di, hn::And(WideSource<kSrc>::Load(du, p), hn::Set(du, 0x7FFFFFFFu)));
   };
   auto m0 = hn::Zero(di), m1 = hn::Zero(di);
   size_t i = 0;

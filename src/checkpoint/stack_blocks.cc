@@ -16,8 +16,8 @@ HWY_BEFORE_NAMESPACE();
 namespace mxpack {
 namespace HWY_NAMESPACE {
 
-void StackBlocks(const internal::StackBlocksArgs& a, const uint8_t* in, size_t nb,
-                 uint8_t* elements, uint8_t* scales) {
+void StackBlocks(const internal::StackBlocksArgs& a, const uint8_t* in,
+                 size_t nb, uint8_t* elements, uint8_t* scales) {
 #if HWY_TARGET == HWY_SCALAR
   internal::QuantizeStackBlocksScalar(a, in, nb, elements, scales);
 #else
@@ -27,14 +27,14 @@ void StackBlocks(const internal::StackBlocksArgs& a, const uint8_t* in, size_t n
     constexpr StackArith kArith = decltype(arith)::value;
     switch (a.from) {
       case Format::kF32:
-        return StackBlockQuantizer<kArith, SrcKind::kF32>::Run(a.tensor_scale, in, nb,
-                                                               elements, scales);
+        return StackBlockQuantizer<kArith, SrcKind::kF32>::Run(
+            a.tensor_scale, in, nb, elements, scales);
       case Format::kF16:
-        return StackBlockQuantizer<kArith, SrcKind::kF16>::Run(a.tensor_scale, in, nb,
-                                                               elements, scales);
+        return StackBlockQuantizer<kArith, SrcKind::kF16>::Run(
+            a.tensor_scale, in, nb, elements, scales);
       default:
-        return StackBlockQuantizer<kArith, SrcKind::kBF16>::Run(a.tensor_scale, in, nb,
-                                                                elements, scales);
+        return StackBlockQuantizer<kArith, SrcKind::kBF16>::Run(
+            a.tensor_scale, in, nb, elements, scales);
     }
   };
   switch (a.arith) {
@@ -45,9 +45,11 @@ void StackBlocks(const internal::StackBlocksArgs& a, const uint8_t* in, size_t n
     case StackArith::kCtMxfp8:
       return run(std::integral_constant<StackArith, StackArith::kCtMxfp8>());
     case StackArith::kModelOptNvfp4:
-      return run(std::integral_constant<StackArith, StackArith::kModelOptNvfp4>());
+      return run(
+          std::integral_constant<StackArith, StackArith::kModelOptNvfp4>());
     case StackArith::kModelOptMxfp8:
-      return run(std::integral_constant<StackArith, StackArith::kModelOptMxfp8>());
+      return run(
+          std::integral_constant<StackArith, StackArith::kModelOptMxfp8>());
   }
 #endif
 }

@@ -46,13 +46,15 @@ struct StackBlocksArgs {
 // block (e4m3 for NVFP4, the E8M0 exponent for MX). Impl::kScalar runs the
 // scalar reference, any other value a Highway target (Pick).
 void QuantizeStackBlocks(const StackBlocksArgs& a, const uint8_t* in, size_t nb,
-                         uint8_t* elements, uint8_t* scales, Impl impl = Impl{});
-void QuantizeStackBlocksScalar(const StackBlocksArgs& a, const uint8_t* in, size_t nb,
-                               uint8_t* elements, uint8_t* scales);
+                         uint8_t* elements, uint8_t* scales,
+                         Impl impl = Impl{});
+void QuantizeStackBlocksScalar(const StackBlocksArgs& a, const uint8_t* in,
+                               size_t nb, uint8_t* elements, uint8_t* scales);
 
 // The largest f32 bit pattern of |x| over `n` elements of `from` at `in`: the
 // largest |x| where all are finite, and >= 0x7F800000 where any is Inf or NaN.
-uint32_t AbsMaxBits(Format from, const uint8_t* in, size_t n, Impl impl = Impl{});
+uint32_t AbsMaxBits(Format from, const uint8_t* in, size_t n,
+                    Impl impl = Impl{});
 uint32_t AbsMaxBitsScalar(Format from, const uint8_t* in, size_t n);
 
 // The scale code (biased E8M0 exponent) of a ModelOpt MXFP8 block whose

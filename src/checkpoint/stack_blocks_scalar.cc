@@ -25,7 +25,8 @@ constexpr EncodePolicy kRnSat = {Rounding::kRN, Saturation::kSatFinite, false,
 // first argument when the second is NaN), as the stacks' amax.
 float BlockAmax(Format w, const uint8_t* in, size_t first, size_t n) {
   float amax = 0;
-  for (size_t k = 0; k < n; ++k) amax = std::max(amax, std::fabs(LoadAsF32(w, in, first + k)));
+  for (size_t k = 0; k < n; ++k)
+    amax = std::max(amax, std::fabs(LoadAsF32(w, in, first + k)));
   return amax;
 }
 
@@ -33,11 +34,12 @@ float BlockAmax(Format w, const uint8_t* in, size_t first, size_t n) {
 // times the global scale in f32, clamp to +-448, cast to float8_e4m3fn,
 // 0 -> eps 0.125) and _quantize (x / (scale / global_scale) in f32, clamp,
 // cast_to_fp4).
-void CtNvfp4Block(Format w, const uint8_t* in, size_t g, float gs, uint8_t* packed,
-                  uint8_t* scales) {
+void CtNvfp4Block(Format w, const uint8_t* in, size_t g, float gs,
+                  uint8_t* packed, uint8_t* scales) {
   const float amax = BlockAmax(w, in, g * 16, 16);
   const float s = gs * RoundToDtype(w, amax / 6.0f);
-  uint8_t code = static_cast<uint8_t>(EncodeF32(std::min(s, 448.0f), Format::kE4M3, kRnSat));
+  uint8_t code = static_cast<uint8_t>(
+      EncodeF32(std::min(s, 448.0f), Format::kE4M3, kRnSat));
   float d = DecodeToF32(Format::kE4M3, code);
   if (d == 0.0f) {
     d = 0.125f;
@@ -49,7 +51,8 @@ void CtNvfp4Block(Format w, const uint8_t* in, size_t g, float gs, uint8_t* pack
     const size_t i = g * 16 + k;
     const float q0 = std::clamp(LoadAsF32(w, in, i) / eff, -6.0f, 6.0f);
     const float q1 = std::clamp(LoadAsF32(w, in, i + 1) / eff, -6.0f, 6.0f);
-    packed[i / 2] = static_cast<uint8_t>(E2m1Nibble(q0) | (E2m1Nibble(q1) << 4));
+    packed[i / 2] =
+        static_cast<uint8_t>(E2m1Nibble(q0) | (E2m1Nibble(q1) << 4));
   }
 }
 
@@ -89,17 +92,19 @@ std::pair<uint8_t, float> CtMxScale(Format w, float amax, int offset) {
 
 // One block of compressed-tensors MXFP4 / MXFP8: x / scale in w (exact: a
 // power of two), clamp, cast_to_fp4 or .to(float8_e4m3fn).
-void CtMxBlock(Format w, bool fp8, const uint8_t* in, size_t g, uint8_t* elements,
-               uint8_t* scales) {
+void CtMxBlock(Format w, bool fp8, const uint8_t* in, size_t g,
+               uint8_t* elements, uint8_t* scales) {
   const float min_normal =
       w == Format::kF16 ? 6.103515625e-05f : std::numeric_limits<float>::min();
-  const auto [code, scale] = CtMxScale(w, BlockAmax(w, in, g * 32, 32), fp8 ? 8 : 2);
+  const auto [code, scale] =
+      CtMxScale(w, BlockAmax(w, in, g * 32, 32), fp8 ? 8 : 2);
   scales[g] = code;
   for (size_t k = 0; k < 32; ++k) {
     const size_t i = g * 32 + k;
     // x / scale is exact in f32 (a power of two) and already has w's
     // precision unless it falls below w's smallest normal.
-    float q = static_cast<float>(static_cast<double>(LoadAsF32(w, in, i)) / scale);
+    float q =
+        static_cast<float>(static_cast<double>(LoadAsF32(w, in, i)) / scale);
     if (w != Format::kF32 && std::fabs(q) < min_normal) q = RoundToDtype(w, q);
     if (fp8) {
       elements[i] = static_cast<uint8_t>(EncodeF32(q, Format::kE4M3, kRnSat));
@@ -115,18 +120,20 @@ void CtMxBlock(Format w, bool fp8, const uint8_t* in, size_t g, uint8_t* element
 // quantize, in f32): block scale = amax_block / (6 * t), 0 -> 1, clamped to
 // [2^-9, 448] and cast to float8_e4m3fn (_cast_per_block_scale_to_fp8);
 // elements = _cast_fp4(x / (float(scale) * t)).
-void ModelOptNvfp4Block(Format w, const uint8_t* in, size_t g, float t, uint8_t* packed,
-                        uint8_t* scales) {
+void ModelOptNvfp4Block(Format w, const uint8_t* in, size_t g, float t,
+                        uint8_t* packed, uint8_t* scales) {
   float s = BlockAmax(w, in, g * 16, 16) / (6.0f * t);
   if (s == 0.0f) s = 1.0f;
   s = std::clamp(s, 0.001953125f, 448.0f);  // 2^-9: the smallest subnormal
-  const uint8_t code = static_cast<uint8_t>(EncodeF32(s, Format::kE4M3, kRnSat));
+  const uint8_t code =
+      static_cast<uint8_t>(EncodeF32(s, Format::kE4M3, kRnSat));
   scales[g] = code;
   const float div = DecodeToF32(Format::kE4M3, code) * t;
   for (size_t k = 0; k < 16; k += 2) {
     const size_t i = g * 16 + k;
-    packed[i / 2] = static_cast<uint8_t>(E2m1Nibble(LoadAsF32(w, in, i) / div) |
-                                         (E2m1Nibble(LoadAsF32(w, in, i + 1) / div) << 4));
+    packed[i / 2] =
+        static_cast<uint8_t>(E2m1Nibble(LoadAsF32(w, in, i) / div) |
+                             (E2m1Nibble(LoadAsF32(w, in, i + 1) / div) << 4));
   }
 }
 
@@ -136,8 +143,8 @@ void ModelOptNvfp4Block(Format w, const uint8_t* in, size_t g, float t, uint8_t*
 // to f32: the rounding decides descales just above a power of two), -127
 // where descale is not > 0 (zero or NaN), clamped to [-127, 127] and stored
 // + 127; elements = e4m3(clamp(x * 2^(127 - code), +-448)) in f32.
-void ModelOptMxfp8Block(Format w, const uint8_t* in, size_t g, uint8_t* elements,
-                        uint8_t* scales) {
+void ModelOptMxfp8Block(Format w, const uint8_t* in, size_t g,
+                        uint8_t* elements, uint8_t* scales) {
   float amax = 0;
   for (size_t k = 0; k < 32; ++k) {
     const float a = std::fabs(LoadAsF32(w, in, g * 32 + k));
@@ -161,7 +168,8 @@ uint8_t ModelOptMxfp8ScaleCode(float amax) {
   if (descale > 0.0f) {
     e = std::ceil(static_cast<float>(std::log2(static_cast<double>(descale))));
   }
-  return static_cast<uint8_t>(static_cast<int>(std::clamp(e, -127.0f, 127.0f)) + 127);
+  return static_cast<uint8_t>(static_cast<int>(std::clamp(e, -127.0f, 127.0f)) +
+                              127);
 }
 
 // generate_gparam: 448 * 6 / max(amax, finfo(w).tiny) in the weight dtype w
@@ -171,12 +179,13 @@ uint8_t ModelOptMxfp8ScaleCode(float amax) {
 float CtGlobalScale(Format w, float amax) {
   const float tiny =
       w == Format::kF16 ? 6.103515625e-05f : std::numeric_limits<float>::min();
-  const float gs = RoundToDtype(w, RoundToDtype(w, 1.0f / std::max(amax, tiny)) * 2688.0f);
+  const float gs =
+      RoundToDtype(w, RoundToDtype(w, 1.0f / std::max(amax, tiny)) * 2688.0f);
   return std::isfinite(gs) ? gs : 1.0f;
 }
 
-void QuantizeStackBlocksScalar(const StackBlocksArgs& a, const uint8_t* in, size_t nb,
-                               uint8_t* elements, uint8_t* scales) {
+void QuantizeStackBlocksScalar(const StackBlocksArgs& a, const uint8_t* in,
+                               size_t nb, uint8_t* elements, uint8_t* scales) {
   for (size_t g = 0; g < nb; ++g) {
     switch (a.arith) {
       case StackArith::kCtNvfp4:
@@ -184,7 +193,8 @@ void QuantizeStackBlocksScalar(const StackBlocksArgs& a, const uint8_t* in, size
         break;
       case StackArith::kCtMxfp4:
       case StackArith::kCtMxfp8:
-        CtMxBlock(a.from, a.arith == StackArith::kCtMxfp8, in, g, elements, scales);
+        CtMxBlock(a.from, a.arith == StackArith::kCtMxfp8, in, g, elements,
+                  scales);
         break;
       case StackArith::kModelOptNvfp4:
         ModelOptNvfp4Block(a.from, in, g, a.tensor_scale, elements, scales);
@@ -198,7 +208,8 @@ void QuantizeStackBlocksScalar(const StackBlocksArgs& a, const uint8_t* in, size
 
 uint32_t AbsMaxBitsScalar(Format from, const uint8_t* in, size_t n) {
   uint32_t m = 0;
-  for (size_t i = 0; i < n; ++i) m = std::max(m, F32Bits(LoadAsF32(from, in, i)) & 0x7FFFFFFFu);
+  for (size_t i = 0; i < n; ++i)
+    m = std::max(m, F32Bits(LoadAsF32(from, in, i)) & 0x7FFFFFFFu);
   return m;
 }
 

@@ -5,6 +5,8 @@
 // exact scale, amax at powers of two and at significands around 1.75, huge
 // and tiny blocks, scales that overflow or underflow w, Inf, NaN) and random
 // bit patterns, over ragged lengths and unaligned buffers.
+#include "src/checkpoint/stack_blocks.h"
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -18,7 +20,6 @@
 #include "mxpack/dispatch.h"
 #include "mxpack/format.h"
 #include "mxpack/scalar.h"
-#include "src/checkpoint/stack_blocks.h"
 
 namespace mxpack::internal {
 namespace {
@@ -48,7 +49,8 @@ void Put(Format w, float x, std::vector<uint8_t>& out) {
   if (w == Format::kF32) {
     uint32_t b;
     std::memcpy(&b, &x, 4);
-    for (int k = 0; k < 4; ++k) out.push_back(static_cast<uint8_t>(b >> (8 * k)));
+    for (int k = 0; k < 4; ++k)
+      out.push_back(static_cast<uint8_t>(b >> (8 * k)));
     return;
   }
   const uint32_t c = scalar::EncodeF32(x, w, kRnNoSat);
@@ -58,14 +60,16 @@ void Put(Format w, float x, std::vector<uint8_t>& out) {
 
 // A raw code of w (any bit pattern: NaN payloads, subnormals, Inf).
 void PutBits(Format w, uint32_t bits, std::vector<uint8_t>& out) {
-  for (size_t k = 0; k < InBytes(w); ++k) out.push_back(static_cast<uint8_t>(bits >> (8 * k)));
+  for (size_t k = 0; k < InBytes(w); ++k)
+    out.push_back(static_cast<uint8_t>(bits >> (8 * k)));
 }
 
 float Pow2(int k) { return std::ldexp(1.0f, k); }
 
 // Blocks of `block` elements: each structured pattern over a range of
 // exponents, then random ones.
-std::vector<uint8_t> Blocks(Format w, size_t block, uint32_t seed, size_t random_blocks) {
+std::vector<uint8_t> Blocks(Format w, size_t block, uint32_t seed,
+                            size_t random_blocks) {
   std::mt19937 rng(seed);
   std::vector<uint8_t> in;
   const auto emit = [&](const std::vector<float>& v) {
@@ -104,18 +108,20 @@ std::vector<uint8_t> Blocks(Format w, size_t block, uint32_t seed, size_t random
     // ModelOpt MXFP8: amax / 448 a few ulps above a power of two, where
     // log2 rounded to f32 decides the ceiling (f32 inputs keep them).
     for (int k : {1, 2, 5, 21, 22, 23, 40, 64, 65, 100}) {
-      emit({448.0f * Pow2(e) * (1.0f + static_cast<float>(k) * 0x1p-23f), -0.5f * Pow2(e)});
+      emit({448.0f * Pow2(e) * (1.0f + static_cast<float>(k) * 0x1p-23f),
+            -0.5f * Pow2(e)});
     }
     // Significands around 1.75 (round_to_power_2 rounds up at 1.75).
-    for (float sig : {1.75f, std::nextafter(1.75f, 0.0f), std::nextafter(1.75f, 2.0f),
-                      1.999f, 1.0f, 1.5f}) {
+    for (float sig : {1.75f, std::nextafter(1.75f, 0.0f),
+                      std::nextafter(1.75f, 2.0f), 1.999f, 1.0f, 1.5f}) {
       emit({sig * Pow2(e), 0.1f * Pow2(e), -0.3f * Pow2(e)});
     }
   }
   // Tiny, huge and special blocks.
   emit({std::numeric_limits<float>::denorm_min(), -1e-45f, 1e-40f});
   emit({1e-38f, -3e-39f, 1e-44f, 0.0f});
-  emit({65504.0f, -65504.0f, 60000.0f, 1.0f});  // f16 max: MX scale rounds to Inf
+  emit({65504.0f, -65504.0f, 60000.0f,
+        1.0f});  // f16 max: MX scale rounds to Inf
   emit({65520.0f, 1.0f});
   emit({3.0e38f, -1.0f, 2.0f});
   emit({std::numeric_limits<float>::max(), 1.0f});
@@ -161,21 +167,25 @@ void Check(const StackBlocksArgs& a, const std::vector<uint8_t>& in, size_t nb,
     std::vector<uint8_t> src(skew + nb * in_block);
     std::memcpy(src.data() + skew, in.data(), nb * in_block);
     for (int64_t target : AvailableTargets()) {
-      std::vector<uint8_t> el(nb * el_block + 1 + skew, 0xA5), sc(nb + 1 + skew, 0xA5);
-      QuantizeStackBlocks(a, src.data() + skew, nb, el.data() + skew, sc.data() + skew,
-                          Impl{target});
+      std::vector<uint8_t> el(nb * el_block + 1 + skew, 0xA5),
+          sc(nb + 1 + skew, 0xA5);
+      QuantizeStackBlocks(a, src.data() + skew, nb, el.data() + skew,
+                          sc.data() + skew, Impl{target});
       for (size_t b = 0; b <= nb; ++b) {
         const bool guard = b == nb;
         const size_t n_el = guard ? 1 : el_block;
         if (sc[skew + b] != want_sc[b] ||
-            std::memcmp(el.data() + skew + b * el_block, want_el.data() + b * el_block,
-                        n_el) != 0) {
-          FAIL() << what << " " << ImplName(Impl{target}) << " skew " << skew << " block "
-                 << b << (guard ? " (guard byte)" : "") << " input "
-                 << (guard ? "-" : Hex(in.data() + b * in_block, in_block)) << "\n scale want "
-                 << absl::StrFormat("%02x", want_sc[b]) << " got "
-                 << absl::StrFormat("%02x", sc[skew + b]) << "\n elements want "
-                 << Hex(want_el.data() + b * el_block, n_el) << "\n elements got  "
+            std::memcmp(el.data() + skew + b * el_block,
+                        want_el.data() + b * el_block, n_el) != 0) {
+          FAIL() << what << " " << ImplName(Impl{target}) << " skew " << skew
+                 << " block " << b << (guard ? " (guard byte)" : "")
+                 << " input "
+                 << (guard ? "-" : Hex(in.data() + b * in_block, in_block))
+                 << "\n scale want " << absl::StrFormat("%02x", want_sc[b])
+                 << " got " << absl::StrFormat("%02x", sc[skew + b])
+                 << "\n elements want "
+                 << Hex(want_el.data() + b * el_block, n_el)
+                 << "\n elements got  "
                  << Hex(el.data() + skew + b * el_block, n_el);
         }
       }
@@ -199,11 +209,14 @@ TEST(StackBlocks, EveryTargetEqualsScalar) {
       // tensor holding Inf).
       std::vector<float> scales = {1.0f};
       if (StackBlockSize(arith) == 16) {
-        for (float amax : {1.0f, 0.02f, 448.0f, 65504.0f, 3e-5f, 1e-38f, 3e38f}) {
-          scales.push_back(arith == StackArith::kCtNvfp4 ? CtGlobalScale(w, amax)
-                                                         : amax / 2688.0f);
+        for (float amax :
+             {1.0f, 0.02f, 448.0f, 65504.0f, 3e-5f, 1e-38f, 3e38f}) {
+          scales.push_back(arith == StackArith::kCtNvfp4
+                               ? CtGlobalScale(w, amax)
+                               : amax / 2688.0f);
         }
-        for (float s : {0.25f, 1024.0f, 1e-30f, 1e30f, 0.3f}) scales.push_back(s);
+        for (float s : {0.25f, 1024.0f, 1e-30f, 1e30f, 0.3f})
+          scales.push_back(s);
         if (arith == StackArith::kCtNvfp4) scales.push_back(0.0f);
       }
       for (float s : scales) {
@@ -211,8 +224,8 @@ TEST(StackBlocks, EveryTargetEqualsScalar) {
         a.arith = arith;
         a.from = w;
         a.tensor_scale = s;
-        const std::string what =
-            absl::StrFormat("%s from %s scale %a", ArithName(arith), FormatName(w), s);
+        const std::string what = absl::StrFormat(
+            "%s from %s scale %a", ArithName(arith), FormatName(w), s);
         // The whole input (several chunks and a ragged last one), and short
         // runs from the start.
         Check(a, in, nb, what);
@@ -232,13 +245,19 @@ TEST(StackBlocks, AbsMaxBitsEveryTarget) {
         for (size_t i = 0; i < n; ++i) {
           const uint32_t r = rng();
           if (kind == 0) {
-            Put(w, std::ldexp(static_cast<float>(r % 1000) - 500.0f, static_cast<int>(r >> 24) % 40 - 20), in);
+            Put(w,
+                std::ldexp(static_cast<float>(r % 1000) - 500.0f,
+                           static_cast<int>(r >> 24) % 40 - 20),
+                in);
           } else if (kind == 1) {
             PutBits(w, w == Format::kF32 ? r : r & 0xFFFF, in);
           } else {
             // One Inf (kind 2) or NaN (kind 3) at a random place.
             const bool special = i == r % n;
-            Put(w, special ? (kind == 2 ? -INFINITY : NAN) : 1e-3f * static_cast<float>(r % 97), in);
+            Put(w,
+                special ? (kind == 2 ? -INFINITY : NAN)
+                        : 1e-3f * static_cast<float>(r % 97),
+                in);
           }
         }
         const uint32_t want = AbsMaxBitsScalar(w, in.data(), n);
@@ -247,7 +266,8 @@ TEST(StackBlocks, AbsMaxBitsEveryTarget) {
           const bool finite = want < 0x7F800000u;
           if (finite ? got != want : got < 0x7F800000u) {
             FAIL() << FormatName(w) << " n " << n << " kind " << kind << " "
-                   << ImplName(Impl{target}) << absl::StrFormat(": want %08x got %08x", want, got);
+                   << ImplName(Impl{target})
+                   << absl::StrFormat(": want %08x got %08x", want, got);
           }
         }
       }

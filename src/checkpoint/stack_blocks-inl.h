@@ -1,9 +1,10 @@
 // Highway kernels of the stack-exact block quantizers (stack_blocks.h):
-// compressed-tensors NVFP4 / MXFP4 / MXFP8 and ModelOpt NVFP4, bit-identical
-// to the scalar reference of stack_blocks_scalar.cc. Three passes over an
-// L1-sized chunk of whole blocks: the block amax (pass 1), the scale codes and
-// per-block divisors or multipliers, a vector of blocks at a time (pass 2),
-// the elements (pass 3).
+// compressed-tensors NVFP4 / MXFP4 / MXFP8 and ModelOpt NVFP4 / MXFP8,
+// bit-identical to the scalar reference of stack_blocks_scalar.cc. Three
+// passes over an L1-sized chunk of whole blocks: the block amax (pass 1; on
+// AVX-512 sixteen blocks per reduction tree), the scale codes and per-block
+// divisors or multipliers, a vector of blocks at a time (pass 2), the
+// elements (pass 3).
 // Per-target toggle guard (re-included once per Highway target).
 #if defined(MXPACK_SRC_CHECKPOINT_STACK_BLOCKS_INL_H_) == \
     defined(HWY_TARGET_TOGGLE)
@@ -125,6 +126,39 @@ struct StackOps {
   }
 };
 
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+// The largest u32 lane of each of 16 vectors, in order, as one vector: a
+// reduction tree that halves the lanes per vector at each level instead of
+// 16 separate reductions. Levels (q = 128-bit quarter; "blk k" = lanes
+// still holding partial maxima of v[k]):
+//   a[k]: q0,q1 blk 2k | q2,q3 blk 2k+1            (256-bit halves)
+//   b[k]: q0 blk 4k, q1 4k+1, q2 4k+2, q3 4k+3     (quarters)
+//   c[k]: in quarter j, lanes 0-1 blk 8k+j, 2-3 blk 8k+4+j  (64-bit)
+//   e[k]: the same lanes fully reduced (32-bit pairs)
+//   f:    in quarter j, lanes blk j, 8+j, 4+j, 12+j; one permute orders it.
+HWY_INLINE __m512i Max16(const __m512i v[16]) {
+  __m512i a[8], b[4], e[2];
+  for (int k = 0; k < 8; ++k) {
+    a[k] = _mm512_max_epu32(_mm512_shuffle_i64x2(v[2 * k], v[2 * k + 1], 0x44),
+                            _mm512_shuffle_i64x2(v[2 * k], v[2 * k + 1], 0xEE));
+  }
+  for (int k = 0; k < 4; ++k) {
+    b[k] = _mm512_max_epu32(_mm512_shuffle_i64x2(a[2 * k], a[2 * k + 1], 0x88),
+                            _mm512_shuffle_i64x2(a[2 * k], a[2 * k + 1], 0xDD));
+  }
+  for (int k = 0; k < 2; ++k) {
+    const __m512i c =
+        _mm512_max_epu32(_mm512_unpacklo_epi64(b[2 * k], b[2 * k + 1]),
+                         _mm512_unpackhi_epi64(b[2 * k], b[2 * k + 1]));
+    e[k] = _mm512_max_epu32(c, _mm512_shuffle_epi32(c, _MM_PERM_CDAB));
+  }
+  const __m512i f = _mm512_mask_blend_epi32(0xAAAA, e[0], e[1]);
+  const __m512i idx =
+      _mm512_setr_epi32(0, 4, 8, 12, 2, 6, 10, 14, 1, 5, 9, 13, 3, 7, 11, 15);
+  return _mm512_permutexvar_epi32(idx, f);
+}
+#endif
+
 // StoreNibbles for four vectors (4N nibbles, 2N bytes): the codes as bytes
 // in order (U8From4U32), then in u16 lanes c_even | c_odd << 4 is the low
 // byte of w | w >> 4.
@@ -197,12 +231,25 @@ class StackBlockQuantizer : private StackOps {
     const size_t N = hn::Lanes(du);
     // Pass 1: block amax bits; lanes past nb stay 0.
     HWY_ALIGN uint32_t amax[kChunkBlocks + 16] = {};
-    for (size_t b = 0; b < nb; ++b) {
+    const auto block_max = [&](size_t b) {
       const uint8_t* p = in + b * kBlock * kIn;
       VU m = AbsBits(Load(p));
       for (size_t j = N; j < kBlock; j += N)
         m = hn::Max(m, AbsBits(Load(p + j * kIn)));
-      amax[b] = hn::GetLane(hn::MaxOfLanes(du, m));
+      return m;
+    };
+    size_t b1 = 0;
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+    if constexpr (hn::MaxLanes(DU()) == 16) {
+      for (; b1 + 16 <= nb; b1 += 16) {
+        __m512i v[16];
+        for (size_t k = 0; k < 16; ++k) v[k] = block_max(b1 + k).raw;
+        _mm512_storeu_si512(amax + b1, Max16(v));
+      }
+    }
+#endif
+    for (; b1 < nb; ++b1) {
+      amax[b1] = hn::GetLane(hn::MaxOfLanes(du, block_max(b1)));
     }
     // Pass 2: scale codes, and each block's divisor (NVFP4) or multiplier (MX).
     HWY_ALIGN uint8_t codes[kChunkBlocks + 16];

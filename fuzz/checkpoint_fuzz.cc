@@ -31,14 +31,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   absl::StatusOr<SafetensorsView> v = ParseSafetensors({data, size});
   if (!v.ok()) return 0;
+  // One output buffer for every input: a shape may claim far more elements
+  // than the file holds (the dequantizer must refuse it), and zeroing a fresh
+  // vector of that size per input would dominate the run.
+  constexpr uint64_t kMaxElements = uint64_t{1} << 24;  // bounded memory
+  static std::vector<float>* const buffer = new std::vector<float>(kMaxElements);
   for (const internal::FoundQuantized& q : internal::FindQuantized(*v)) {
     uint64_t n = 1;
-    for (uint64_t d : q.shape) n *= d;
-    if (n > (uint64_t{1} << 24)) continue;  // bounded memory
+    for (uint64_t d : q.shape) n = d != 0 && n > kMaxElements / d ? kMaxElements + 1 : n * d;
+    if (n > kMaxElements) continue;
     absl::StatusOr<const internal::Scheme*> s = internal::FindScheme(q.scheme);
     if (!s.ok()) std::abort();
-    std::vector<float> out(n);
-    (void)(*s)->Dequantize(*v, q, absl::MakeSpan(out));
+    (void)(*s)->Dequantize(*v, q, absl::MakeSpan(buffer->data(), n));
   }
   return 0;
 }

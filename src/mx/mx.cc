@@ -667,6 +667,10 @@ absl::Status DequantizeMx(const MxTensorView& q, Format to,
         s.rows * s.cols * out_bytes, s.rows, s.cols, FormatName(to),
         out.size()));
   }
+  if (impl.target != Impl::kScalar && to != Format::kF64) {
+    internal::DequantizeMxSimd(q, to, out.data(), impl);
+    return absl::OkStatus();
+  }
   RowDecoder dec(q, impl);
   const bool nvfp4 = s.format == MxFormat::kNvfp4;
   std::vector<float> row32(s.cols);

@@ -1,0 +1,248 @@
+// Highway kernel of DequantizeMx (docs/semantics.md section 5,
+// "Dequantization"): one row of element codes (one per byte) and its block
+// scales -> f32, bf16 or f16 in one pass, bit-identical to the scalar path
+// of src/mx/mx.cc.
+//
+// Per block the scale is read once and broadcast; per vector the codes are
+// decoded to their exact f32 values (FastDecodeNarrow), multiplied by the
+// block scale (MX: e * 2^s, exact or +-Inf; NVFP4: (e * d) exact, then one
+// rounding by * t, the scalar path's operation order), NaN canonicalized to
+// 0x7FFFFFFF, and either stored or rounded once to bf16 / f16 in integer
+// lanes (FastEncodeF32, rn, no saturation: the scalar path's ConvertArray).
+
+// Per-target toggle guard (re-included once per Highway target).
+#if defined(MXPACK_SRC_MX_DEQUANTIZE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef MXPACK_SRC_MX_DEQUANTIZE_INL_H_
+#undef MXPACK_SRC_MX_DEQUANTIZE_INL_H_
+#else
+#define MXPACK_SRC_MX_DEQUANTIZE_INL_H_
+#endif
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "hwy/highway.h"
+#include "mxpack/format.h"
+#include "src/format/codec-inl.h"  // FastDecodeNarrow
+#include "src/format/encode_fast-inl.h"
+#include "src/util/lanes-inl.h"  // StoreLanes
+
+// Target-independent arguments: defined once.
+#ifndef MXPACK_SRC_MX_DEQUANTIZE_ARGS_
+#define MXPACK_SRC_MX_DEQUANTIZE_ARGS_
+namespace mxpack::internal {
+
+// One row of a validated MX / NVFP4 tensor to dequantize.
+struct MxDequantRow {
+  const uint8_t* codes;  // cols_padded element codes, one per byte
+  // Scale byte of block k: scales[(k / 4) * stride4 + k % 4] (linear: 4,
+  // tcgen05: 512, from the row's first block).
+  const uint8_t* scales;
+  size_t stride4;
+  const float* scale_lut;  // f32 value of every scale code (256 entries)
+  float tensor_scale;      // NVFP4 t (unused for MX)
+  size_t cols;
+  uint8_t* out;  // cols values of the output format
+};
+
+}  // namespace mxpack::internal
+#endif  // MXPACK_SRC_MX_DEQUANTIZE_ARGS_
+
+HWY_BEFORE_NAMESPACE();
+namespace mxpack {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Targets without a fast block path: every block takes the general steps.
+struct NoFastBlocks {
+  static constexpr bool Takes(float) { return false; }
+  void Block(float, const uint8_t*, uint8_t*) const {}
+};
+
+#undef MXPACK_HAVE_DEQUANT_FAST512  // per target: this header is re-included
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+#define MXPACK_HAVE_DEQUANT_FAST512 1
+// AVX-512 blocks whose scale d lies in [dmin, dmax] (so never NaN): 16
+// elements per step, decoded by a table or the f16 conversion, with no NaN
+// canonicalization where none can arise, equal to the general step:
+// - e2m1: vpermps of the 16 signed values; x = e * d (NVFP4: (e * d) * t).
+// - fp6: vpermi2ps of the 32 magnitudes, x = |e| * d with the code's sign
+//   ORed in: (-e) * d = -(e * d) exactly, and no fp6 product is NaN.
+// - e5m2: code << 8 is the f16 of the value (Inf and NaN included);
+//   vcvtph2ps is exact (and ignores DAZ), NaN lanes become 0x7FFFFFFF.
+// - e4m3: S EEEE MMM -> f16 S 0EEEE MMM 0000000 holds e * 2^-8 (e4m3
+//   subnormals are f16 subnormals on the same grid, converted exactly and
+//   never below 2^-17), times d * 2^8 (exact: dmax = 2^119); mag 0x7F is NaN.
+// Outputs: f32 as is; bf16 for MX by truncation, exact because dmin keeps
+// every nonzero |e| * d at or above 2^-126 (the values have at most 4
+// significant bits), for NVFP4 by one integer rn step (no NaN there); f16 by
+// vcvtps2ph with an explicit round-to-nearest-even immediate (IEEE rn, Inf
+// on overflow, subnormal results kept; 0x7FFFFFFF -> 0x7FFF, the canonical
+// NaN).
+template <Format kElem, bool kNvfp4, Format kTo>
+class FastBlocks512 {
+  static constexpr internal::FastFormat kT = internal::FastFormatOf(kElem);
+  static constexpr size_t kBlock = kNvfp4 ? 16 : 32;
+  static constexpr size_t kOutBytes = kTo == Format::kF32 ? 4 : 2;
+  // The smallest nonzero element magnitude is 2^kMinExp.
+  static constexpr int kMinExp = 1 - kT.bias - kT.man_bits;
+  static constexpr float kTwoTo126Inv = 1.1754943508222875e-38f;  // 2^-126
+
+ public:
+  explicit FastBlocks512(float t) : t_(_mm512_set1_ps(t)) {
+    const hn::Full512<uint32_t> du;
+    if constexpr (kT.bits == 4) {
+      tab0_ = _mm512_castsi512_ps(FastDecodeNarrow<kElem>::ToF32(du, hn::Iota(du, 0)).raw);
+    } else if constexpr (kT.bits == 6) {
+      tab0_ = _mm512_castsi512_ps(FastDecodeNarrow<kElem>::ToF32(du, hn::Iota(du, 0)).raw);
+      tab1_ = _mm512_castsi512_ps(FastDecodeNarrow<kElem>::ToF32(du, hn::Iota(du, 16)).raw);
+    }
+    if (kNvfp4) {
+      dmin_ = 0.0f;  // d = 0: (|e| * 0) * t = +-0 like (e * 0) * t
+    } else if (kTo == Format::kBF16) {
+      dmin_ = kMinExp < 0 ? kTwoTo126Inv * static_cast<float>(1ull << -kMinExp) : kTwoTo126Inv;
+    } else {
+      dmin_ = kTwoTo126Inv;
+    }
+    dmax_ = kElem == Format::kE4M3 ? 6.64613997892457936e35f /* 2^119 */
+                                   : std::numeric_limits<float>::max();
+  }
+
+  bool Takes(float d) const { return d >= dmin_ && d <= dmax_; }
+
+  HWY_INLINE void Block(float d, const uint8_t* HWY_RESTRICT codes,
+                        uint8_t* HWY_RESTRICT out) const {
+    const __m512 vd = _mm512_set1_ps(kElem == Format::kE4M3 ? d * 256.0f : d);
+    for (size_t i = 0; i < kBlock; i += 16) {
+      Store(Values(vd, _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + i))),
+            out + i * kOutBytes);
+    }
+  }
+
+ private:
+  HWY_INLINE __m512 Values(__m512 vd, __m128i c8) const {
+    if constexpr (kT.bits == 4) {
+      const __m512 x = _mm512_mul_ps(_mm512_permutexvar_ps(_mm512_cvtepu8_epi32(c8), tab0_), vd);
+      return kNvfp4 ? _mm512_mul_ps(x, t_) : x;
+    } else if constexpr (kT.bits == 6) {
+      const __m512i c = _mm512_cvtepu8_epi32(c8);
+      const __m512 m = _mm512_mul_ps(_mm512_permutex2var_ps(tab0_, c, tab1_), vd);
+      // x | (c << 26 & 0x80000000): A | (B & C) = 0xF8.
+      return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
+          _mm512_castps_si512(m), _mm512_slli_epi32(c, 26), _mm512_set1_epi32(INT32_MIN), 0xF8));
+    } else {
+      const __m256i c16 = _mm256_cvtepu8_epi16(c8);
+      __m512 x;
+      __mmask16 nan;
+      if constexpr (kElem == Format::kE5M2) {
+        x = _mm512_mul_ps(_mm512_cvtph_ps(_mm256_slli_epi16(c16, 8)), vd);
+        nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+      } else {
+        const __m256i mag = _mm256_and_si256(_mm256_slli_epi16(c16, 7), _mm256_set1_epi16(0x3F80));
+        const __m256i h = _mm256_ternarylogic_epi32(mag, _mm256_slli_epi16(c16, 8),
+                                                    _mm256_set1_epi16(INT16_MIN), 0xF8);
+        x = _mm512_mul_ps(_mm512_cvtph_ps(h), vd);
+        nan = _mm256_cmpeq_epi16_mask(mag, _mm256_set1_epi16(0x3F80));
+      }
+      return _mm512_castsi512_ps(_mm512_mask_blend_epi32(nan, _mm512_castps_si512(x),
+                                                         _mm512_set1_epi32(0x7FFFFFFF)));
+    }
+  }
+
+  HWY_INLINE void Store(__m512 x, uint8_t* out) const {
+    if constexpr (kTo == Format::kF32) {
+      _mm512_storeu_ps(out, x);
+    } else if constexpr (kTo == Format::kF16) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                          _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    } else {
+      __m512i b = _mm512_castps_si512(x);
+      if (kNvfp4) {  // rn: (b + 0x7FFF + bit 16) >> 16
+        b = _mm512_add_epi32(
+            _mm512_add_epi32(b, _mm512_set1_epi32(0x7FFF)),
+            _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(1)));
+      }
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                          _mm512_cvtepi32_epi16(_mm512_srli_epi32(b, 16)));
+    }
+  }
+
+  __m512 tab0_ = _mm512_setzero_ps(), tab1_ = _mm512_setzero_ps();
+  __m512 t_;
+  float dmin_, dmax_;
+};
+#endif  // HWY_TARGET <= HWY_AVX3
+
+// kElem: the element format; kNvfp4: 16-element blocks scaled by (e * d) * t;
+// kTo: f32, bf16 or f16.
+template <Format kElem, bool kNvfp4, Format kTo>
+struct MxRowDequantizer {
+  static constexpr size_t kBlock = kNvfp4 ? 16 : 32;
+  static constexpr size_t kOutBytes = kTo == Format::kF32 ? 4 : 2;
+  using DU = hn::ScalableTag<uint32_t>;
+  using DF = hn::RebindToFloat<DU>;
+  static_assert(HWY_MAX_BYTES / 4 <= 16, "a vector must not span two NVFP4 blocks");
+
+  // The N values at `codes`, scaled by `d` (and `t`), stored at `out`.
+  static HWY_INLINE void Step(DU du, const uint8_t* HWY_RESTRICT codes, hn::Vec<DF> d,
+                              hn::Vec<DF> t, uint8_t* HWY_RESTRICT out) {
+    const DF df;
+    const hn::Rebind<uint8_t, DU> du8;
+    const auto c = hn::PromoteTo(du, hn::LoadU(du8, codes));
+    // Exact element value (every code is a normal f32, zero, Inf or NaN).
+    const auto e = hn::BitCast(df, FastDecodeNarrow<kElem>::ToF32(du, c));
+    auto x = hn::Mul(e, d);
+    if (kNvfp4) x = hn::Mul(x, t);  // (e * d) is exact; one rounding here
+    if constexpr (kTo == Format::kF32) {
+      const auto bits =
+          hn::IfThenElse(hn::RebindMask(du, hn::Eq(x, x)), hn::BitCast(du, x),
+                         hn::Set(du, 0x7FFFFFFFu));
+      hn::StoreU(bits, du, reinterpret_cast<uint32_t*>(out));
+    } else {
+      // The encoder maps every NaN to the canonical code, as the scalar
+      // path's conversion of 0x7FFFFFFF does.
+      StoreLanes<2>(du, FastEncodeF32<kTo, false>::EncodeRn(du, hn::BitCast(du, x)), out);
+    }
+  }
+
+  // Block k of the row (kBlock codes at `codes`) into `out`.
+  template <class Fast>
+  static HWY_INLINE void Block(const internal::MxDequantRow& a, const Fast& fast, size_t k,
+                               const uint8_t* HWY_RESTRICT codes, uint8_t* HWY_RESTRICT out) {
+    const DU du;
+    const DF df;
+    const size_t N = hn::Lanes(du);
+    const float d = a.scale_lut[a.scales[(k / 4) * a.stride4 + k % 4]];
+    if (fast.Takes(d)) return fast.Block(d, codes, out);
+    const auto vd = hn::Set(df, d);
+    const auto t = hn::Set(df, a.tensor_scale);
+    for (size_t i = 0; i < kBlock; i += N) Step(du, codes + i, vd, t, out + i * kOutBytes);
+  }
+
+  static HWY_NOINLINE void Row(const internal::MxDequantRow& a) {
+#ifdef MXPACK_HAVE_DEQUANT_FAST512
+    const FastBlocks512<kElem, kNvfp4, kTo> fast(a.tensor_scale);
+#else
+    const NoFastBlocks fast;
+#endif
+    const size_t whole = a.cols / kBlock;
+    for (size_t k = 0; k < whole; ++k) {
+      Block(a, fast, k, a.codes + k * kBlock, a.out + k * kBlock * kOutBytes);
+    }
+    const size_t rest = a.cols - whole * kBlock;
+    if (rest != 0) {
+      // The codes are padded to whole blocks; the values go through a buffer.
+      alignas(64) uint8_t buf[kBlock * kOutBytes];
+      Block(a, fast, whole, a.codes + whole * kBlock, buf);
+      std::memcpy(a.out + whole * kBlock * kOutBytes, buf, rest * kOutBytes);
+    }
+  }
+};
+
+}  // namespace HWY_NAMESPACE
+}  // namespace mxpack
+HWY_AFTER_NAMESPACE();
+
+#endif  // MXPACK_SRC_MX_DEQUANTIZE_INL_H_

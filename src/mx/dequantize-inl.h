@@ -36,7 +36,12 @@ namespace mxpack::internal {
 
 // One row of a validated MX / NVFP4 tensor to dequantize.
 struct MxDequantRow {
-  const uint8_t* codes;  // cols_padded element codes, one per byte
+  // The row's elements: cols_padded codes, one per byte, or (nibble_group
+  // != 0, fp4 on targets where MxDequantizeReadsNibbles) groups of 16
+  // codes as dense4 bytes, nibble_group bytes apart (dense4: 8,
+  // b4x16_p64: 16).
+  const uint8_t* codes;
+  size_t nibble_group;
   // Scale byte of block k: scales[(k / 4) * stride4 + k % 4] (linear: 4,
   // tcgen05: 512, from the row's first block).
   const uint8_t* scales;
@@ -58,7 +63,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Targets without a fast block path: every block takes the general steps.
 struct NoFastBlocks {
   static constexpr bool Takes(float) { return false; }
-  void Block(float, const uint8_t*, uint8_t*) const {}
+  void Block(float, const uint8_t*, size_t, uint8_t*) const {}
 };
 
 #undef MXPACK_HAVE_DEQUANT_FAST512  // per target: this header is re-included
@@ -112,28 +117,39 @@ class FastBlocks512 {
 
   bool Takes(float d) const { return d >= dmin_ && d <= dmax_; }
 
-  HWY_INLINE void Block(float d, const uint8_t* HWY_RESTRICT codes,
+  // kBlock elements at `codes` (one per byte, or kBlock / 16 groups of
+  // dense4 bytes `nibble_group` apart) into `out`.
+  HWY_INLINE void Block(float d, const uint8_t* HWY_RESTRICT codes, size_t nibble_group,
                         uint8_t* HWY_RESTRICT out) const {
     const __m512 vd = _mm512_set1_ps(kElem == Format::kE4M3 ? d * 256.0f : d);
     for (size_t i = 0; i < kBlock; i += 16) {
-      Store(Values(vd, _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + i))),
-            out + i * kOutBytes);
+      __m512i c;
+      if (kT.bits == 4 && nibble_group != 0) {
+        // Byte j of the group feeds lanes 2j (bits [3:0]) and 2j + 1
+        // (bits [7:4], shifted down); vpermps reads only index bits [3:0].
+        const __m128i b =
+            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes + i / 16 * nibble_group));
+        c = _mm512_srlv_epi32(_mm512_cvtepu8_epi32(_mm_unpacklo_epi8(b, b)), nibble_shift_);
+      } else {
+        c = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + i)));
+      }
+      Store(Values(vd, c), out + i * kOutBytes);
     }
   }
 
  private:
-  HWY_INLINE __m512 Values(__m512 vd, __m128i c8) const {
+  // c: the codes in u32 lanes (fp4: only bits [3:0] are read).
+  HWY_INLINE __m512 Values(__m512 vd, __m512i c) const {
     if constexpr (kT.bits == 4) {
-      const __m512 x = _mm512_mul_ps(_mm512_permutexvar_ps(_mm512_cvtepu8_epi32(c8), tab0_), vd);
+      const __m512 x = _mm512_mul_ps(_mm512_permutexvar_ps(c, tab0_), vd);
       return kNvfp4 ? _mm512_mul_ps(x, t_) : x;
     } else if constexpr (kT.bits == 6) {
-      const __m512i c = _mm512_cvtepu8_epi32(c8);
       const __m512 m = _mm512_mul_ps(_mm512_permutex2var_ps(tab0_, c, tab1_), vd);
       // x | (c << 26 & 0x80000000): A | (B & C) = 0xF8.
       return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
           _mm512_castps_si512(m), _mm512_slli_epi32(c, 26), _mm512_set1_epi32(INT32_MIN), 0xF8));
     } else {
-      const __m256i c16 = _mm256_cvtepu8_epi16(c8);
+      const __m256i c16 = _mm512_cvtepi32_epi16(c);
       __m512 x;
       __mmask16 nan;
       if constexpr (kElem == Format::kE5M2) {
@@ -170,6 +186,7 @@ class FastBlocks512 {
   }
 
   __m512 tab0_ = _mm512_setzero_ps(), tab1_ = _mm512_setzero_ps();
+  const __m512i nibble_shift_ = _mm512_set4_epi32(4, 0, 4, 0);
   __m512 t_;
   float dmin_, dmax_;
 };
@@ -207,36 +224,55 @@ struct MxRowDequantizer {
     }
   }
 
-  // Block k of the row (kBlock codes at `codes`) into `out`.
+  // Block k of the row, whose scale byte is `scale`, into `out`.
   template <class Fast>
   static HWY_INLINE void Block(const internal::MxDequantRow& a, const Fast& fast, size_t k,
-                               const uint8_t* HWY_RESTRICT codes, uint8_t* HWY_RESTRICT out) {
+                               uint8_t scale, uint8_t* HWY_RESTRICT out) {
     const DU du;
     const DF df;
     const size_t N = hn::Lanes(du);
-    const float d = a.scale_lut[a.scales[(k / 4) * a.stride4 + k % 4]];
-    if (fast.Takes(d)) return fast.Block(d, codes, out);
+    const float d = a.scale_lut[scale];
+    const uint8_t* codes =
+        a.nibble_group ? a.codes + k * (kBlock / 16) * a.nibble_group : a.codes + k * kBlock;
+    if (fast.Takes(d)) return fast.Block(d, codes, a.nibble_group, out);
+    alignas(64) uint8_t unpacked[kBlock];
+    if (a.nibble_group) {  // dense4 groups: element i in nibble i % 2 of byte i / 2
+      for (size_t i = 0; i < kBlock; ++i) {
+        const uint8_t b = codes[i / 16 * a.nibble_group + i % 16 / 2];
+        unpacked[i] = static_cast<uint8_t>(i % 2 ? b >> 4 : b & 0xF);
+      }
+      codes = unpacked;
+    }
     const auto vd = hn::Set(df, d);
     const auto t = hn::Set(df, a.tensor_scale);
     for (size_t i = 0; i < kBlock; i += N) Step(du, codes + i, vd, t, out + i * kOutBytes);
   }
 
-  static HWY_NOINLINE void Row(const internal::MxDequantRow& a) {
+  static HWY_NOINLINE void Row(const internal::MxDequantRow& row) {
+    // A local copy: the stores through `out` cannot alias it, so its fields
+    // stay in registers.
+    const internal::MxDequantRow a = row;
 #ifdef MXPACK_HAVE_DEQUANT_FAST512
     const FastBlocks512<kElem, kNvfp4, kTo> fast(a.tensor_scale);
 #else
     const NoFastBlocks fast;
 #endif
     const size_t whole = a.cols / kBlock;
-    for (size_t k = 0; k < whole; ++k) {
-      Block(a, fast, k, a.codes + k * kBlock, a.out + k * kBlock * kOutBytes);
+    constexpr size_t kOut = kBlock * kOutBytes;
+    size_t k = 0;
+    // Groups of 4 blocks: 4 consecutive scale bytes (both scale layouts).
+    for (const uint8_t* sp = a.scales; k + 4 <= whole; k += 4, sp += a.stride4) {
+      uint8_t sc[4];
+      std::memcpy(sc, sp, 4);
+      for (size_t j = 0; j < 4; ++j) Block(a, fast, k + j, sc[j], a.out + (k + j) * kOut);
     }
+    for (; k < whole; ++k) Block(a, fast, k, a.scales[(k / 4) * a.stride4 + k % 4], a.out + k * kOut);
     const size_t rest = a.cols - whole * kBlock;
     if (rest != 0) {
       // The codes are padded to whole blocks; the values go through a buffer.
-      alignas(64) uint8_t buf[kBlock * kOutBytes];
-      Block(a, fast, whole, a.codes + whole * kBlock, buf);
-      std::memcpy(a.out + whole * kBlock * kOutBytes, buf, rest * kOutBytes);
+      alignas(64) uint8_t buf[kOut];
+      Block(a, fast, whole, a.scales[(whole / 4) * a.stride4 + whole % 4], buf);
+      std::memcpy(a.out + whole * kOut, buf, rest * kOutBytes);
     }
   }
 };

@@ -47,6 +47,15 @@ void MxDequantizeRow(MxFormat format, Format to, const internal::MxDequantRow& a
   }
 }
 
+// Whether MxDequantizeRow reads fp4 rows as dense4 groups (nibble_group).
+bool MxDequantizeReadsNibbles() {
+#ifdef MXPACK_HAVE_DEQUANT_FAST512
+  return true;
+#else
+  return false;
+#endif
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace mxpack
 HWY_AFTER_NAMESPACE();
@@ -63,6 +72,7 @@ HWY_AFTER_NAMESPACE();
 
 namespace mxpack {
 HWY_EXPORT(MxDequantizeRow);
+HWY_EXPORT(MxDequantizeReadsNibbles);
 
 namespace internal {
 namespace {
@@ -89,9 +99,15 @@ void DequantizeMxSimd(const MxTensorView& q, Format to, uint8_t* out, Impl impl)
   const auto kernel = Pick(HWY_DISPATCH_TABLE(MxDequantizeRow), impl);
   const size_t out_bytes = static_cast<size_t>(Traits(to).storage_bytes);
   const size_t row_bytes = s.element_row_bytes();
-  const std::optional<Layout> packed = PackedLayout(s.layout);
-  std::vector<uint8_t> codes(packed ? s.cols_padded() : 0);
+  std::optional<Layout> packed = PackedLayout(s.layout);
   MxDequantRow a{};
+  // fp4 rows in dense4 or b4x16_p64 are read in place where the kernel can.
+  if ((packed == Layout::kDense4 || packed == Layout::kB4x16P64) &&
+      Pick(HWY_DISPATCH_TABLE(MxDequantizeReadsNibbles), impl)()) {
+    a.nibble_group = packed == Layout::kDense4 ? 8 : 16;
+    packed = std::nullopt;
+  }
+  std::vector<uint8_t> codes(packed ? s.cols_padded() : 0);
   a.stride4 = s.scale_layout == ScaleLayout::kLinear ? 4 : 512;
   a.scale_lut = ScaleTable(MxScaleFormat(s.format));
   a.tensor_scale = q.tensor_scale;

@@ -36,12 +36,12 @@ namespace mxpack::internal {
 
 // One row of a validated MX / NVFP4 tensor to dequantize.
 struct MxDequantRow {
-  // The row's elements: cols_padded codes, one per byte, or (nibble_group
-  // != 0, fp4 on targets where MxDequantizeReadsNibbles) groups of 16
-  // codes as dense4 bytes, nibble_group bytes apart (dense4: 8,
-  // b4x16_p64: 16).
+  // The row's elements: cols_padded codes, one per byte, or (group_bytes
+  // != 0, fp4 / fp6 on targets where MxDequantizeReadsPacked) groups of 16
+  // codes as dense4 / dense6 bytes, group_bytes apart (dense4: 8,
+  // dense6: 12, b4x16_p64 and b6x16_p32: 16).
   const uint8_t* codes;
-  size_t nibble_group;
+  size_t group_bytes;
   // Scale byte of block k: scales[(k / 4) * stride4 + k % 4] (linear: 4,
   // tcgen05: 512, from the row's first block).
   const uint8_t* scales;
@@ -99,15 +99,19 @@ class FastBlocks512 {
   explicit FastBlocks512(float t) : t_(_mm512_set1_ps(t)) {
     const hn::Full512<uint32_t> du;
     if constexpr (kT.bits == 4) {
-      tab0_ = _mm512_castsi512_ps(FastDecodeNarrow<kElem>::ToF32(du, hn::Iota(du, 0)).raw);
+      tab0_ = _mm512_castsi512_ps(
+          FastDecodeNarrow<kElem>::ToF32(du, hn::Iota(du, 0)).raw);
     } else if constexpr (kT.bits == 6) {
-      tab0_ = _mm512_castsi512_ps(FastDecodeNarrow<kElem>::ToF32(du, hn::Iota(du, 0)).raw);
-      tab1_ = _mm512_castsi512_ps(FastDecodeNarrow<kElem>::ToF32(du, hn::Iota(du, 16)).raw);
+      tab0_ = _mm512_castsi512_ps(
+          FastDecodeNarrow<kElem>::ToF32(du, hn::Iota(du, 0)).raw);
+      tab1_ = _mm512_castsi512_ps(
+          FastDecodeNarrow<kElem>::ToF32(du, hn::Iota(du, 16)).raw);
     }
     if (kNvfp4) {
       dmin_ = 0.0f;  // d = 0: (|e| * 0) * t = +-0 like (e * 0) * t
     } else if (kTo == Format::kBF16) {
-      dmin_ = kMinExp < 0 ? kTwoTo126Inv * static_cast<float>(1ull << -kMinExp) : kTwoTo126Inv;
+      dmin_ = kMinExp < 0 ? kTwoTo126Inv * static_cast<float>(1ull << -kMinExp)
+                          : kTwoTo126Inv;
     } else {
       dmin_ = kTwoTo126Inv;
     }
@@ -115,23 +119,40 @@ class FastBlocks512 {
                                    : std::numeric_limits<float>::max();
   }
 
-  bool Takes(float d) const { return d >= dmin_ && d <= dmax_; }
+  // e2m1 into f32 or f16 takes every block: e * d (* t) is the general
+  // step's own product, and a NaN scale (0x7FFFFFFF in the table) gives
+  // 0x7FFFFFFF, the canonical NaN, since no e2m1 value is NaN.
+  static constexpr bool kEveryBlock = kT.bits == 4 && kTo != Format::kBF16;
+  bool Takes(float d) const {
+    return kEveryBlock || (d >= dmin_ && d <= dmax_);
+  }
 
   // kBlock elements at `codes` (one per byte, or kBlock / 16 groups of
-  // dense4 bytes `nibble_group` apart) into `out`.
-  HWY_INLINE void Block(float d, const uint8_t* HWY_RESTRICT codes, size_t nibble_group,
-                        uint8_t* HWY_RESTRICT out) const {
+  // dense4 / dense6 bytes `group_bytes` apart) into `out`.
+  HWY_INLINE void Block(float d, const uint8_t* HWY_RESTRICT codes,
+                        size_t group_bytes, uint8_t* HWY_RESTRICT out) const {
     const __m512 vd = _mm512_set1_ps(kElem == Format::kE4M3 ? d * 256.0f : d);
     for (size_t i = 0; i < kBlock; i += 16) {
       __m512i c;
-      if (kT.bits == 4 && nibble_group != 0) {
+      if (kT.bits == 4 && group_bytes != 0) {
         // Byte j of the group feeds lanes 2j (bits [3:0]) and 2j + 1
         // (bits [7:4], shifted down); vpermps reads only index bits [3:0].
+        const __m128i b = _mm_loadl_epi64(
+            reinterpret_cast<const __m128i*>(codes + i / 16 * group_bytes));
+        c = _mm512_srlv_epi32(_mm512_cvtepu8_epi32(_mm_unpacklo_epi8(b, b)),
+                              nibble_shift_);
+      } else if (kT.bits == 6 && group_bytes != 0) {
+        // Lane j gets the 4 bytes from byte 6j / 8 on, shifted right by
+        // 6j % 8: code j in bits [5:0] (the permutes read bits [4:0], the
+        // sign is bit 5). The masked load reads the group's 12 data bytes.
         const __m128i b =
-            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes + i / 16 * nibble_group));
-        c = _mm512_srlv_epi32(_mm512_cvtepu8_epi32(_mm_unpacklo_epi8(b, b)), nibble_shift_);
+            _mm_maskz_loadu_epi8(0x0FFF, codes + i / 16 * group_bytes);
+        c = _mm512_srlv_epi32(
+            _mm512_shuffle_epi8(_mm512_broadcast_i32x4(b), dense6_index_),
+            dense6_shift_);
       } else {
-        c = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + i)));
+        c = _mm512_cvtepu8_epi32(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + i)));
       }
       Store(Values(vd, c), out + i * kOutBytes);
     }
@@ -144,10 +165,12 @@ class FastBlocks512 {
       const __m512 x = _mm512_mul_ps(_mm512_permutexvar_ps(c, tab0_), vd);
       return kNvfp4 ? _mm512_mul_ps(x, t_) : x;
     } else if constexpr (kT.bits == 6) {
-      const __m512 m = _mm512_mul_ps(_mm512_permutex2var_ps(tab0_, c, tab1_), vd);
+      const __m512 m =
+          _mm512_mul_ps(_mm512_permutex2var_ps(tab0_, c, tab1_), vd);
       // x | (c << 26 & 0x80000000): A | (B & C) = 0xF8.
       return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
-          _mm512_castps_si512(m), _mm512_slli_epi32(c, 26), _mm512_set1_epi32(INT32_MIN), 0xF8));
+          _mm512_castps_si512(m), _mm512_slli_epi32(c, 26),
+          _mm512_set1_epi32(INT32_MIN), 0xF8));
     } else {
       const __m256i c16 = _mm512_cvtepi32_epi16(c);
       __m512 x;
@@ -156,14 +179,15 @@ class FastBlocks512 {
         x = _mm512_mul_ps(_mm512_cvtph_ps(_mm256_slli_epi16(c16, 8)), vd);
         nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
       } else {
-        const __m256i mag = _mm256_and_si256(_mm256_slli_epi16(c16, 7), _mm256_set1_epi16(0x3F80));
-        const __m256i h = _mm256_ternarylogic_epi32(mag, _mm256_slli_epi16(c16, 8),
-                                                    _mm256_set1_epi16(INT16_MIN), 0xF8);
+        const __m256i mag = _mm256_and_si256(_mm256_slli_epi16(c16, 7),
+                                             _mm256_set1_epi16(0x3F80));
+        const __m256i h = _mm256_ternarylogic_epi32(
+            mag, _mm256_slli_epi16(c16, 8), _mm256_set1_epi16(INT16_MIN), 0xF8);
         x = _mm512_mul_ps(_mm512_cvtph_ps(h), vd);
         nan = _mm256_cmpeq_epi16_mask(mag, _mm256_set1_epi16(0x3F80));
       }
-      return _mm512_castsi512_ps(_mm512_mask_blend_epi32(nan, _mm512_castps_si512(x),
-                                                         _mm512_set1_epi32(0x7FFFFFFF)));
+      return _mm512_castsi512_ps(_mm512_mask_blend_epi32(
+          nan, _mm512_castps_si512(x), _mm512_set1_epi32(0x7FFFFFFF)));
     }
   }
 
@@ -171,8 +195,9 @@ class FastBlocks512 {
     if constexpr (kTo == Format::kF32) {
       _mm512_storeu_ps(out, x);
     } else if constexpr (kTo == Format::kF16) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
-                          _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+      _mm256_storeu_si256(
+          reinterpret_cast<__m256i*>(out),
+          _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     } else {
       __m512i b = _mm512_castps_si512(x);
       if (kNvfp4) {  // rn: (b + 0x7FFF + bit 16) >> 16
@@ -187,6 +212,14 @@ class FastBlocks512 {
 
   __m512 tab0_ = _mm512_setzero_ps(), tab1_ = _mm512_setzero_ps();
   const __m512i nibble_shift_ = _mm512_set4_epi32(4, 0, 4, 0);
+  // Lanes 4q..4q+3 of 128-bit block q: codes 4q..4q+3 start at byte 3q
+  // (bit offsets 0, 6, 12, 18 from there).
+  const __m512i dense6_index_ = _mm512_set_epi32(
+      0x0E0D0C0B, 0x0D0C0B0A, 0x0C0B0A09, 0x0C0B0A09, 0x0B0A0908, 0x0A090807,
+      0x09080706, 0x09080706, 0x08070605, 0x07060504, 0x06050403, 0x06050403,
+      0x05040302, 0x04030201, 0x03020100, 0x03020100);
+  const __m512i dense6_shift_ =
+      _mm512_set_epi32(2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6, 0);
   __m512 t_;
   float dmin_, dmax_;
 };
@@ -198,13 +231,16 @@ template <Format kElem, bool kNvfp4, Format kTo>
 struct MxRowDequantizer {
   static constexpr size_t kBlock = kNvfp4 ? 16 : 32;
   static constexpr size_t kOutBytes = kTo == Format::kF32 ? 4 : 2;
+  static constexpr int kBits = internal::FastFormatOf(kElem).bits;
   using DU = hn::ScalableTag<uint32_t>;
   using DF = hn::RebindToFloat<DU>;
-  static_assert(HWY_MAX_BYTES / 4 <= 16, "a vector must not span two NVFP4 blocks");
+  static_assert(HWY_MAX_BYTES / 4 <= 16,
+                "a vector must not span two NVFP4 blocks");
 
   // The N values at `codes`, scaled by `d` (and `t`), stored at `out`.
-  static HWY_INLINE void Step(DU du, const uint8_t* HWY_RESTRICT codes, hn::Vec<DF> d,
-                              hn::Vec<DF> t, uint8_t* HWY_RESTRICT out) {
+  static HWY_INLINE void Step(DU du, const uint8_t* HWY_RESTRICT codes,
+                              hn::Vec<DF> d, hn::Vec<DF> t,
+                              uint8_t* HWY_RESTRICT out) {
     const DF df;
     const hn::Rebind<uint8_t, DU> du8;
     const auto c = hn::PromoteTo(du, hn::LoadU(du8, codes));
@@ -220,32 +256,46 @@ struct MxRowDequantizer {
     } else {
       // The encoder maps every NaN to the canonical code, as the scalar
       // path's conversion of 0x7FFFFFFF does.
-      StoreLanes<2>(du, FastEncodeF32<kTo, false>::EncodeRn(du, hn::BitCast(du, x)), out);
+      StoreLanes<2>(
+          du, FastEncodeF32<kTo, false>::EncodeRn(du, hn::BitCast(du, x)), out);
     }
   }
 
   // Block k of the row, whose scale byte is `scale`, into `out`.
   template <class Fast>
-  static HWY_INLINE void Block(const internal::MxDequantRow& a, const Fast& fast, size_t k,
-                               uint8_t scale, uint8_t* HWY_RESTRICT out) {
+  static HWY_INLINE void Block(const internal::MxDequantRow& a,
+                               const Fast& fast, size_t k, uint8_t scale,
+                               uint8_t* HWY_RESTRICT out) {
     const DU du;
     const DF df;
     const size_t N = hn::Lanes(du);
     const float d = a.scale_lut[scale];
-    const uint8_t* codes =
-        a.nibble_group ? a.codes + k * (kBlock / 16) * a.nibble_group : a.codes + k * kBlock;
-    if (fast.Takes(d)) return fast.Block(d, codes, a.nibble_group, out);
+    const uint8_t* codes = a.group_bytes
+                               ? a.codes + k * (kBlock / 16) * a.group_bytes
+                               : a.codes + k * kBlock;
+    if (fast.Takes(d)) return fast.Block(d, codes, a.group_bytes, out);
     alignas(64) uint8_t unpacked[kBlock];
-    if (a.nibble_group) {  // dense4 groups: element i in nibble i % 2 of byte i / 2
+    if (a.group_bytes) {
       for (size_t i = 0; i < kBlock; ++i) {
-        const uint8_t b = codes[i / 16 * a.nibble_group + i % 16 / 2];
-        unpacked[i] = static_cast<uint8_t>(i % 2 ? b >> 4 : b & 0xF);
+        const uint8_t* g = codes + i / 16 * a.group_bytes;
+        const size_t j = i % 16;
+        if (kBits == 4) {  // dense4: element j in nibble j % 2 of byte j / 2
+          unpacked[i] =
+              static_cast<uint8_t>(j % 2 ? g[j / 2] >> 4 : g[j / 2] & 0xF);
+        } else {  // dense6: element j in bits 6 (j % 4) of the 24-bit word j /
+                  // 4
+          const uint8_t* w = g + 3 * (j / 4);
+          const uint32_t word =
+              w[0] | (w[1] << 8) | (static_cast<uint32_t>(w[2]) << 16);
+          unpacked[i] = static_cast<uint8_t>((word >> (6 * (j % 4))) & 0x3F);
+        }
       }
       codes = unpacked;
     }
     const auto vd = hn::Set(df, d);
     const auto t = hn::Set(df, a.tensor_scale);
-    for (size_t i = 0; i < kBlock; i += N) Step(du, codes + i, vd, t, out + i * kOutBytes);
+    for (size_t i = 0; i < kBlock; i += N)
+      Step(du, codes + i, vd, t, out + i * kOutBytes);
   }
 
   static HWY_NOINLINE void Row(const internal::MxDequantRow& row) {
@@ -261,12 +311,16 @@ struct MxRowDequantizer {
     constexpr size_t kOut = kBlock * kOutBytes;
     size_t k = 0;
     // Groups of 4 blocks: 4 consecutive scale bytes (both scale layouts).
-    for (const uint8_t* sp = a.scales; k + 4 <= whole; k += 4, sp += a.stride4) {
+    for (const uint8_t* sp = a.scales; k + 4 <= whole;
+         k += 4, sp += a.stride4) {
       uint8_t sc[4];
       std::memcpy(sc, sp, 4);
-      for (size_t j = 0; j < 4; ++j) Block(a, fast, k + j, sc[j], a.out + (k + j) * kOut);
+      for (size_t j = 0; j < 4; ++j)
+        Block(a, fast, k + j, sc[j], a.out + (k + j) * kOut);
     }
-    for (; k < whole; ++k) Block(a, fast, k, a.scales[(k / 4) * a.stride4 + k % 4], a.out + k * kOut);
+    for (; k < whole; ++k)
+      Block(a, fast, k, a.scales[(k / 4) * a.stride4 + k % 4],
+            a.out + k * kOut);
     const size_t rest = a.cols - whole * kBlock;
     if (rest != 0) {
       // The codes are padded to whole blocks; the values go through a buffer.

@@ -30,7 +30,8 @@ void DequantizeRowTo(Format to, const internal::MxDequantRow& a) {
 }
 
 // One row of `format` into `to` (f32, bf16 or f16).
-void MxDequantizeRow(MxFormat format, Format to, const internal::MxDequantRow& a) {
+void MxDequantizeRow(MxFormat format, Format to,
+                     const internal::MxDequantRow& a) {
   switch (format) {
     case MxFormat::kMxfp8E4m3:
       return DequantizeRowTo<Format::kE4M3, false>(to, a);
@@ -47,8 +48,8 @@ void MxDequantizeRow(MxFormat format, Format to, const internal::MxDequantRow& a
   }
 }
 
-// Whether MxDequantizeRow reads fp4 rows as dense4 groups (nibble_group).
-bool MxDequantizeReadsNibbles() {
+// Whether MxDequantizeRow reads packed fp4 / fp6 rows (group_bytes).
+bool MxDequantizeReadsPacked() {
 #ifdef MXPACK_HAVE_DEQUANT_FAST512
   return true;
 #else
@@ -62,6 +63,7 @@ HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 #include <array>
+#include <cmath>
 #include <optional>
 #include <vector>
 
@@ -72,7 +74,7 @@ HWY_AFTER_NAMESPACE();
 
 namespace mxpack {
 HWY_EXPORT(MxDequantizeRow);
-HWY_EXPORT(MxDequantizeReadsNibbles);
+HWY_EXPORT(MxDequantizeReadsPacked);
 
 namespace internal {
 namespace {
@@ -84,6 +86,8 @@ const float* ScaleTable(Format scale) {
     std::array<float, 256> t{};
     for (uint32_t c = 0; c < 256; ++c) {
       t[c] = c < 0x80 || f == Format::kUE8M0 ? scalar::DecodeToF32(f, c) : 0.0f;
+      // NaN as 0x7FFFFFFF: times any non-NaN value it stays the canonical NaN.
+      if (std::isnan(t[c])) t[c] = scalar::F32FromBits(0x7FFFFFFFu);
     }
     return t;
   };
@@ -94,17 +98,18 @@ const float* ScaleTable(Format scale) {
 
 }  // namespace
 
-void DequantizeMxSimd(const MxTensorView& q, Format to, uint8_t* out, Impl impl) {
+void DequantizeMxSimd(const MxTensorView& q, Format to, uint8_t* out,
+                      Impl impl) {
   const MxShape& s = q.shape;
   const auto kernel = Pick(HWY_DISPATCH_TABLE(MxDequantizeRow), impl);
   const size_t out_bytes = static_cast<size_t>(Traits(to).storage_bytes);
   const size_t row_bytes = s.element_row_bytes();
   std::optional<Layout> packed = PackedLayout(s.layout);
   MxDequantRow a{};
-  // fp4 rows in dense4 or b4x16_p64 are read in place where the kernel can.
-  if ((packed == Layout::kDense4 || packed == Layout::kB4x16P64) &&
-      Pick(HWY_DISPATCH_TABLE(MxDequantizeReadsNibbles), impl)()) {
-    a.nibble_group = packed == Layout::kDense4 ? 8 : 16;
+  // Packed rows are read in place where the kernel can.
+  if (packed && Pick(HWY_DISPATCH_TABLE(MxDequantizeReadsPacked), impl)()) {
+    a.group_bytes =
+        *packed == Layout::kDense4 ? 8 : (*packed == Layout::kDense6 ? 12 : 16);
     packed = std::nullopt;
   }
   std::vector<uint8_t> codes(packed ? s.cols_padded() : 0);
@@ -116,7 +121,8 @@ void DequantizeMxSimd(const MxTensorView& q, Format to, uint8_t* out, Impl impl)
     const uint8_t* src = q.elements.data() + r * row_bytes;
     if (packed) {
       // Sizes are consistent by construction, so Unpack cannot fail.
-      (void)Unpack(*packed, absl::MakeConstSpan(src, row_bytes), absl::MakeSpan(codes), impl);
+      (void)Unpack(*packed, absl::MakeConstSpan(src, row_bytes),
+                   absl::MakeSpan(codes), impl);
       src = codes.data();
     }
     a.codes = src;

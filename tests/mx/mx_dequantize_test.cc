@@ -27,9 +27,11 @@ namespace {
 std::vector<ElementLayout> AllLayoutsOf(MxFormat f) {
   switch (Traits(MxElementFormat(f)).bits) {
     case 4:
-      return {ElementLayout::kCodes, ElementLayout::kDense4, ElementLayout::kB4x16P64};
+      return {ElementLayout::kCodes, ElementLayout::kDense4,
+              ElementLayout::kB4x16P64};
     case 6:
-      return {ElementLayout::kCodes, ElementLayout::kDense6, ElementLayout::kB6x16P32};
+      return {ElementLayout::kCodes, ElementLayout::kDense6,
+              ElementLayout::kB6x16P32};
     default:
       return {ElementLayout::kCodes};
   }
@@ -38,8 +40,9 @@ std::vector<ElementLayout> AllLayoutsOf(MxFormat f) {
 // A quantized tensor built from codes: code(r, c) per element (row padding
 // stays 0) and scale(r, k) per block (layout padding stays 0x00).
 template <class CodeFn, class ScaleFn>
-MxTensor Build(MxFormat f, ElementLayout layout, ScaleLayout sl, size_t rows, size_t cols,
-               float tensor_scale, const CodeFn& code, const ScaleFn& scale) {
+MxTensor Build(MxFormat f, ElementLayout layout, ScaleLayout sl, size_t rows,
+               size_t cols, float tensor_scale, const CodeFn& code,
+               const ScaleFn& scale) {
   MxTensor t;
   t.shape = {f, layout, sl, rows, cols};
   t.tensor_scale = f == MxFormat::kNvfp4 ? tensor_scale : 1.0f;
@@ -70,11 +73,15 @@ void ExpectTargetsEqualScalar(const MxTensor& t, const std::string& what) {
   for (Format to : {Format::kF32, Format::kBF16, Format::kF16}) {
     const size_t ob = static_cast<size_t>(Traits(to).storage_bytes);
     std::vector<uint8_t> want(s.rows * s.cols * ob), got(want.size());
-    ASSERT_TRUE(DequantizeMx(View(t), to, absl::MakeSpan(want), Impl{Impl::kScalar}).ok())
+    ASSERT_TRUE(
+        DequantizeMx(View(t), to, absl::MakeSpan(want), Impl{Impl::kScalar})
+            .ok())
         << what;
     for (int64_t target : AvailableTargets()) {
       std::fill(got.begin(), got.end(), 0xEE);
-      ASSERT_TRUE(DequantizeMx(View(t), to, absl::MakeSpan(got), Impl{target}).ok()) << what;
+      ASSERT_TRUE(
+          DequantizeMx(View(t), to, absl::MakeSpan(got), Impl{target}).ok())
+          << what;
       if (got == want) continue;
       size_t i = 0;
       while (std::memcmp(&got[i * ob], &want[i * ob], ob) == 0) ++i;
@@ -82,23 +89,30 @@ void ExpectTargetsEqualScalar(const MxTensor& t, const std::string& what) {
       uint32_t w = 0, g = 0;
       std::memcpy(&w, &want[i * ob], ob);
       std::memcpy(&g, &got[i * ob], ob);
-      FAIL() << what << " to " << FormatName(to) << " " << ImplName(Impl{target}) << ": r" << r
-             << " c" << c << " scale 0x" << std::hex
-             << int{t.scales[s.ScaleOffset(r, c / s.block())]} << " t 0x"
-             << F32Bits(t.tensor_scale) << ": expected 0x" << w << ", got 0x" << g;
+      FAIL() << what << " to " << FormatName(to) << " "
+             << ImplName(Impl{target}) << ": r" << r << " c" << c << " scale 0x"
+             << std::hex << int{t.scales[s.ScaleOffset(r, c / s.block())]}
+             << " t 0x" << F32Bits(t.tensor_scale) << ": expected 0x" << w
+             << ", got 0x" << g;
     }
   }
 }
 
-std::string Name(MxFormat f, ElementLayout layout, ScaleLayout sl, size_t rows, size_t cols,
-                 float ts) {
-  return absl::StrFormat("%s %s %s %dx%d t=%a", MxFormatName(f), ElementLayoutName(layout),
-                         ScaleLayoutName(sl), rows, cols, ts);
+std::string Name(MxFormat f, ElementLayout layout, ScaleLayout sl, size_t rows,
+                 size_t cols, float ts) {
+  return absl::StrFormat("%s %s %s %dx%d t=%a", MxFormatName(f),
+                         ElementLayoutName(layout), ScaleLayoutName(sl), rows,
+                         cols, ts);
 }
 
-constexpr float kTensorScales[] = {
-    1.0f, 0.001f, 3.0e38f, 1.0e20f, 1.0e-30f, std::numeric_limits<float>::min(),
-    std::numeric_limits<float>::denorm_min(), 1.0e-40f};
+constexpr float kTensorScales[] = {1.0f,
+                                   0.001f,
+                                   3.0e38f,
+                                   1.0e20f,
+                                   1.0e-30f,
+                                   std::numeric_limits<float>::min(),
+                                   std::numeric_limits<float>::denorm_min(),
+                                   1.0e-40f};
 
 TEST(MxDequantizeSimd, EveryCodeUnderEveryScaleCode) {
   for (MxFormat f : kFormats) {
@@ -114,7 +128,9 @@ TEST(MxDequantizeSimd, EveryCodeUnderEveryScaleCode) {
             if (!nvfp4 && ts != 1.0f) continue;
             const MxTensor t = Build(
                 f, layout, sl, nscales, cols, ts,
-                [&](size_t r, size_t c) { return static_cast<uint8_t>((c + r) % ncodes); },
+                [&](size_t r, size_t c) {
+                  return static_cast<uint8_t>((c + r) % ncodes);
+                },
                 [](size_t r, size_t) { return static_cast<uint8_t>(r); });
             ExpectTargetsEqualScalar(t, Name(f, layout, sl, nscales, cols, ts));
           }
@@ -132,15 +148,19 @@ TEST(MxDequantizeSimd, RandomCodesScalesAndShapes) {
     for (ElementLayout layout : AllLayoutsOf(f)) {
       for (ScaleLayout sl : {ScaleLayout::kLinear, ScaleLayout::kTcgen05}) {
         for (size_t rows : {size_t{1}, size_t{3}, size_t{130}}) {
-          for (size_t cols : {size_t{1}, size_t{7}, size_t{15}, size_t{16}, size_t{17},
-                              size_t{31}, size_t{32}, size_t{33}, size_t{48}, size_t{100},
-                              size_t{1000}}) {
+          for (size_t cols : {size_t{1}, size_t{7}, size_t{15}, size_t{16},
+                              size_t{17}, size_t{31}, size_t{32}, size_t{33},
+                              size_t{48}, size_t{100}, size_t{1000}}) {
             if (rows == 130 && cols > 100) continue;
             const float ts = kTensorScales[rng() % std::size(kTensorScales)];
             const MxTensor t = Build(
                 f, layout, sl, rows, cols, ts,
-                [&](size_t, size_t) { return static_cast<uint8_t>(rng() % ncodes); },
-                [&](size_t, size_t) { return static_cast<uint8_t>(rng() % nscales); });
+                [&](size_t, size_t) {
+                  return static_cast<uint8_t>(rng() % ncodes);
+                },
+                [&](size_t, size_t) {
+                  return static_cast<uint8_t>(rng() % nscales);
+                });
             ExpectTargetsEqualScalar(t, Name(f, layout, sl, rows, cols, ts));
           }
         }
@@ -160,10 +180,13 @@ TEST(MxDequantizeSimd, SameUnderCallerFtzDaz) {
     for (float ts : {1.0f, 1.0e-30f, std::numeric_limits<float>::min()}) {
       const MxTensor t = Build(
           f, ElementLayout::kCodes, ScaleLayout::kLinear, nscales, 67, ts,
-          [&](size_t r, size_t c) { return static_cast<uint8_t>((c + r) % ncodes); },
+          [&](size_t r, size_t c) {
+            return static_cast<uint8_t>((c + r) % ncodes);
+          },
           [](size_t r, size_t) { return static_cast<uint8_t>(r); });
-      ExpectTargetsEqualScalar(
-          t, Name(f, ElementLayout::kCodes, ScaleLayout::kLinear, nscales, 67, ts) + " FTZ/DAZ");
+      ExpectTargetsEqualScalar(t, Name(f, ElementLayout::kCodes,
+                                       ScaleLayout::kLinear, nscales, 67, ts) +
+                                      " FTZ/DAZ");
     }
   }
 }

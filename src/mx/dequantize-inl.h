@@ -69,23 +69,26 @@ struct NoFastBlocks {
 #undef MXPACK_HAVE_DEQUANT_FAST512  // per target: this header is re-included
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
 #define MXPACK_HAVE_DEQUANT_FAST512 1
-// AVX-512 blocks whose scale d lies in [dmin, dmax] (so never NaN): 16
-// elements per step, decoded by a table or the f16 conversion, with no NaN
-// canonicalization where none can arise, equal to the general step:
+// AVX-512 blocks, 16 elements per step, decoded by a table or the f16
+// conversion, equal to the general step. The scale table holds NaN as
+// 0x7FFFFFFF, and x86 returns a product's only NaN operand (quieted), so a
+// NaN scale times a non-NaN element is already the canonical NaN:
 // - e2m1: vpermps of the 16 signed values; x = e * d (NVFP4: (e * d) * t).
-// - fp6: vpermi2ps of the 32 magnitudes, x = |e| * d with the code's sign
-//   ORed in: (-e) * d = -(e * d) exactly, and no fp6 product is NaN.
+// - fp6: vpermi2ps of the 32 magnitudes with the code's sign ORed in gives
+//   e; x = e * d.
 // - e5m2: code << 8 is the f16 of the value (Inf and NaN included);
-//   vcvtph2ps is exact (and ignores DAZ), NaN lanes become 0x7FFFFFFF.
+//   vcvtph2ps is exact (and ignores DAZ); NaN results become 0x7FFFFFFF.
 // - e4m3: S EEEE MMM -> f16 S 0EEEE MMM 0000000 holds e * 2^-8 (e4m3
 //   subnormals are f16 subnormals on the same grid, converted exactly and
-//   never below 2^-17), times d * 2^8 (exact: dmax = 2^119); mag 0x7F is NaN.
-// Outputs: f32 as is; bf16 for MX by truncation, exact because dmin keeps
-// every nonzero |e| * d at or above 2^-126 (the values have at most 4
-// significant bits), for NVFP4 by one integer rn step (no NaN there); f16 by
-// vcvtps2ph with an explicit round-to-nearest-even immediate (IEEE rn, Inf
-// on overflow, subnormal results kept; 0x7FFFFFFF -> 0x7FFF, the canonical
-// NaN).
+//   never below 2^-17), times d * 2^8, exact while d <= 2^119 (dmax; the
+//   same product as e * d, also under DAZ); mag 0x7F is NaN.
+// Outputs: f32 as is; f16 by vcvtps2ph with an explicit round-to-nearest-
+// even immediate (IEEE rn, Inf on overflow, subnormal results kept;
+// 0x7FFFFFFF -> 0x7FFF, the canonical NaN); bf16 for MX by truncation,
+// exact for blocks with d >= dmin, which keeps every nonzero |e| * d at or
+// above 2^-126 (the values have at most 4 significant bits), and for NVFP4
+// by one integer rn step (blocks with a NaN scale excluded). Other blocks
+// take the general step.
 template <Format kElem, bool kNvfp4, Format kTo>
 class FastBlocks512 {
   static constexpr internal::FastFormat kT = internal::FastFormatOf(kElem);
@@ -108,7 +111,7 @@ class FastBlocks512 {
           FastDecodeNarrow<kElem>::ToF32(du, hn::Iota(du, 16)).raw);
     }
     if (kNvfp4) {
-      dmin_ = 0.0f;  // d = 0: (|e| * 0) * t = +-0 like (e * 0) * t
+      dmin_ = 0.0f;
     } else if (kTo == Format::kBF16) {
       dmin_ = kMinExp < 0 ? kTwoTo126Inv * static_cast<float>(1ull << -kMinExp)
                           : kTwoTo126Inv;
@@ -119,12 +122,10 @@ class FastBlocks512 {
                                    : std::numeric_limits<float>::max();
   }
 
-  // e2m1 into f32 or f16 takes every block: e * d (* t) is the general
-  // step's own product, and a NaN scale (0x7FFFFFFF in the table) gives
-  // 0x7FFFFFFF, the canonical NaN, since no e2m1 value is NaN.
-  static constexpr bool kEveryBlock = kT.bits == 4 && kTo != Format::kBF16;
+  // Whether the block with scale d takes this path (see above).
   bool Takes(float d) const {
-    return kEveryBlock || (d >= dmin_ && d <= dmax_);
+    if (kTo == Format::kBF16) return d >= dmin_ && d <= dmax_;
+    return kElem != Format::kE4M3 || d <= dmax_;
   }
 
   // kBlock elements at `codes` (one per byte, or kBlock / 16 groups of
@@ -165,12 +166,11 @@ class FastBlocks512 {
       const __m512 x = _mm512_mul_ps(_mm512_permutexvar_ps(c, tab0_), vd);
       return kNvfp4 ? _mm512_mul_ps(x, t_) : x;
     } else if constexpr (kT.bits == 6) {
-      const __m512 m =
-          _mm512_mul_ps(_mm512_permutex2var_ps(tab0_, c, tab1_), vd);
-      // x | (c << 26 & 0x80000000): A | (B & C) = 0xF8.
-      return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
-          _mm512_castps_si512(m), _mm512_slli_epi32(c, 26),
-          _mm512_set1_epi32(INT32_MIN), 0xF8));
+      // e = magnitude | (c << 26 & 0x80000000): A | (B & C) = 0xF8.
+      const __m512i e = _mm512_ternarylogic_epi32(
+          _mm512_castps_si512(_mm512_permutex2var_ps(tab0_, c, tab1_)),
+          _mm512_slli_epi32(c, 26), _mm512_set1_epi32(INT32_MIN), 0xF8);
+      return _mm512_mul_ps(_mm512_castsi512_ps(e), vd);
     } else {
       const __m256i c16 = _mm512_cvtepi32_epi16(c);
       __m512 x;

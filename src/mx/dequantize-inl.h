@@ -85,10 +85,10 @@ struct NoFastBlocks {
 // Outputs: f32 as is; f16 by vcvtps2ph with an explicit round-to-nearest-
 // even immediate (IEEE rn, Inf on overflow, subnormal results kept;
 // 0x7FFFFFFF -> 0x7FFF, the canonical NaN); bf16 for MX by truncation,
-// exact for blocks with d >= dmin, which keeps every nonzero |e| * d at or
-// above 2^-126 (the values have at most 4 significant bits), and for NVFP4
-// by one integer rn step (blocks with a NaN scale excluded). Other blocks
-// take the general step.
+// exact unless d < dmin, which keeps every nonzero |e| * d at or above
+// 2^-126 (the values have at most 4 significant bits; 0x7FFFFFFF becomes
+// 0x7FFF), and for NVFP4 by one integer rn step. Other blocks take the
+// general step.
 template <Format kElem, bool kNvfp4, Format kTo>
 class FastBlocks512 {
   static constexpr internal::FastFormat kT = internal::FastFormatOf(kElem);
@@ -124,8 +124,9 @@ class FastBlocks512 {
 
   // Whether the block with scale d takes this path (see above).
   bool Takes(float d) const {
-    if (kTo == Format::kBF16) return d >= dmin_ && d <= dmax_;
-    return kElem != Format::kE4M3 || d <= dmax_;
+    const bool in_range = kElem != Format::kE4M3 || !(d > dmax_);
+    if (kTo == Format::kBF16 && !kNvfp4) return !(d < dmin_) && in_range;
+    return in_range;
   }
 
   // kBlock elements at `codes` (one per byte, or kBlock / 16 groups of
@@ -133,33 +134,47 @@ class FastBlocks512 {
   HWY_INLINE void Block(float d, const uint8_t* HWY_RESTRICT codes,
                         size_t group_bytes, uint8_t* HWY_RESTRICT out) const {
     const __m512 vd = _mm512_set1_ps(kElem == Format::kE4M3 ? d * 256.0f : d);
-    for (size_t i = 0; i < kBlock; i += 16) {
-      __m512i c;
-      if (kT.bits == 4 && group_bytes != 0) {
-        // Byte j of the group feeds lanes 2j (bits [3:0]) and 2j + 1
-        // (bits [7:4], shifted down); vpermps reads only index bits [3:0].
-        const __m128i b = _mm_loadl_epi64(
-            reinterpret_cast<const __m128i*>(codes + i / 16 * group_bytes));
-        c = _mm512_srlv_epi32(_mm512_cvtepu8_epi32(_mm_unpacklo_epi8(b, b)),
-                              nibble_shift_);
-      } else if (kT.bits == 6 && group_bytes != 0) {
-        // Lane j gets the 4 bytes from byte 6j / 8 on, shifted right by
-        // 6j % 8: code j in bits [5:0] (the permutes read bits [4:0], the
-        // sign is bit 5). The masked load reads the group's 12 data bytes.
-        const __m128i b =
-            _mm_maskz_loadu_epi8(0x0FFF, codes + i / 16 * group_bytes);
-        c = _mm512_srlv_epi32(
-            _mm512_shuffle_epi8(_mm512_broadcast_i32x4(b), dense6_index_),
-            dense6_shift_);
-      } else {
-        c = _mm512_cvtepu8_epi32(
-            _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + i)));
+    if constexpr (kTo == Format::kBF16 && !kNvfp4) {
+      // Both vectors of the block at once: the high halves of their f32
+      // lanes, in order, through one vpermt2w.
+      const __m512i x0 =
+          _mm512_castps_si512(Values(vd, Codes(codes, group_bytes, 0)));
+      const __m512i x1 =
+          _mm512_castps_si512(Values(vd, Codes(codes, group_bytes, 16)));
+      _mm512_storeu_si512(out, _mm512_permutex2var_epi16(x0, high_halves_, x1));
+    } else {
+      for (size_t i = 0; i < kBlock; i += 16) {
+        Store(Values(vd, Codes(codes, group_bytes, i)), out + i * kOutBytes);
       }
-      Store(Values(vd, c), out + i * kOutBytes);
     }
   }
 
  private:
+  // The codes of elements i..i+15 of the block in u32 lanes.
+  HWY_INLINE __m512i Codes(const uint8_t* HWY_RESTRICT codes,
+                           size_t group_bytes, size_t i) const {
+    if (kT.bits == 4 && group_bytes != 0) {
+      // Byte j of the group feeds lanes 2j (bits [3:0]) and 2j + 1
+      // (bits [7:4], shifted down); vpermps reads only index bits [3:0].
+      const __m128i b = _mm_loadl_epi64(
+          reinterpret_cast<const __m128i*>(codes + i / 16 * group_bytes));
+      return _mm512_srlv_epi32(_mm512_cvtepu8_epi32(_mm_unpacklo_epi8(b, b)),
+                               nibble_shift_);
+    }
+    if (kT.bits == 6 && group_bytes != 0) {
+      // Lane j gets the 4 bytes from byte 6j / 8 on, shifted right by
+      // 6j % 8: code j in bits [5:0] (the permutes read bits [4:0], the
+      // sign is bit 5). The masked load reads the group's 12 data bytes.
+      const __m128i b =
+          _mm_maskz_loadu_epi8(0x0FFF, codes + i / 16 * group_bytes);
+      return _mm512_srlv_epi32(
+          _mm512_shuffle_epi8(_mm512_broadcast_i32x4(b), dense6_index_),
+          dense6_shift_);
+    }
+    return _mm512_cvtepu8_epi32(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + i)));
+  }
+
   // c: the codes in u32 lanes (fp4: only bits [3:0] are read).
   HWY_INLINE __m512 Values(__m512 vd, __m512i c) const {
     if constexpr (kT.bits == 4) {
@@ -200,7 +215,10 @@ class FastBlocks512 {
           _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     } else {
       __m512i b = _mm512_castps_si512(x);
-      if (kNvfp4) {  // rn: (b + 0x7FFF + bit 16) >> 16
+      if (kNvfp4) {
+        // rn: (b + 0x7FFF + bit 16) >> 16; the NaN 0x7FFFFFFF (the only
+        // NaN here) is first lowered to 0x7FFF7FFF, which gives 0x7FFF.
+        b = _mm512_min_epi32(b, _mm512_set1_epi32(0x7FFF7FFF));
         b = _mm512_add_epi32(
             _mm512_add_epi32(b, _mm512_set1_epi32(0x7FFF)),
             _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(1)));
@@ -212,6 +230,11 @@ class FastBlocks512 {
 
   __m512 tab0_ = _mm512_setzero_ps(), tab1_ = _mm512_setzero_ps();
   const __m512i nibble_shift_ = _mm512_set4_epi32(4, 0, 4, 0);
+  // u16 lane j: lane 2j + 1 of the first vector (j < 16), else lane
+  // 2 (j - 16) + 1 of the second (index + 32).
+  const __m512i high_halves_ = _mm512_set_epi16(
+      63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37, 35, 33, 31, 29,
+      27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
   // Lanes 4q..4q+3 of 128-bit block q: codes 4q..4q+3 start at byte 3q
   // (bit offsets 0, 6, 12, 18 from there).
   const __m512i dense6_index_ = _mm512_set_epi32(

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "hwy/highway.h"
 #include "mxpack/format.h"
@@ -64,6 +65,10 @@ namespace hn = hwy::HWY_NAMESPACE;
 struct NoFastBlocks {
   static constexpr bool Takes(float) { return false; }
   void Block(float, const uint8_t*, size_t, uint8_t*) const {}
+};
+struct NoHalfBlocks {
+  static constexpr bool Takes(uint8_t) { return false; }
+  void Block(uint8_t, const uint8_t*, size_t, uint8_t*) const {}
 };
 
 #undef MXPACK_HAVE_DEQUANT_FAST512  // per target: this header is re-included
@@ -246,6 +251,139 @@ class FastBlocks512 {
   __m512 t_;
   float dmin_, dmax_;
 };
+
+// MX blocks into bf16 or f16 on AVX-512, 32 elements per step in u16 lanes:
+// every element value e is a normal bf16 (f16: a normal f16 for fp4, fp6
+// and e4m3) and e * 2^s is exact, so while every nonzero finite |e| * 2^s
+// stays a normal of the output format (s in [kSLo, kSHi], which also
+// excludes the NaN scale 0xFF), its bits are e's bits plus s in the
+// exponent field: one masked 16-bit add on the looked-up bits of e, the
+// adds skipping zeros, Inf and NaN. e's bits come from vpermw (fp4: 16
+// signed codes), vpermt2w (fp6: 64 signed codes) or two vpermt2w of the
+// 128 magnitudes plus the sign (fp8), from tables of FastDecodeNarrow16.
+template <Format kElem, Format kTo>
+class HalfBlocks512 {
+  static constexpr internal::FastFormat kT = internal::FastFormatOf(kElem);
+  static constexpr internal::FastFormat kW = internal::FastFormatOf(kTo);
+  static constexpr int kELo = 1 - kT.bias - kT.man_bits;  // log2 min |e|
+  static constexpr int kEHi =
+      static_cast<int>(kT.max_code >> kT.man_bits) - kT.bias;
+  static constexpr int kWMinExp = 1 - kW.bias;  // smallest normal exponent
+  static constexpr int kWMaxExp = kW.bias;
+  static_assert(kELo >= kWMinExp, "element values must be normal outputs");
+
+ public:
+  static constexpr int kSLo = kWMinExp - kELo, kSHi = kWMaxExp - kEHi;
+
+  HalfBlocks512() {
+    using Dec = FastDecodeNarrow16<kElem, kTo>;
+    const hn::Full512<uint16_t> d16;
+    if constexpr (kT.bits == 4) {
+      tab_[0] = Dec::Decode(
+                    d16, hn::And(hn::Iota(d16, 0), hn::Set(d16, uint16_t{0xF})))
+                    .raw;
+    } else {
+      for (int j = 0; j < (kT.bits == 6 ? 2 : 4); ++j) {
+        tab_[j] = Dec::Decode(d16, hn::Iota(d16, 32 * j)).raw;
+      }
+    }
+  }
+
+  static bool Takes(uint8_t scale) {
+    const int s = static_cast<int>(scale) - 127;
+    return s >= kSLo && s <= kSHi;
+  }
+
+  HWY_INLINE void Block(uint8_t scale, const uint8_t* HWY_RESTRICT codes,
+                        size_t group_bytes, uint8_t* HWY_RESTRICT out) const {
+    const __m512i delta = _mm512_set1_epi16(static_cast<int16_t>(
+        (static_cast<int>(scale) - 127) * (1 << kW.man_bits)));
+    __m512i c, base;
+    __mmask32 scaled, nan = 0;
+    if constexpr (kT.bits == 4) {
+      if (group_bytes != 0) {
+        // Byte j feeds lanes 2j and 2j + 1 (shifted down by 4); vpermw
+        // reads index bits [4:0] and the table repeats after 16 entries.
+        const __m128i b = _mm_unpacklo_epi64(
+            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes)),
+            _mm_loadl_epi64(
+                reinterpret_cast<const __m128i*>(codes + group_bytes)));
+        c = _mm512_srlv_epi16(
+            _mm512_cvtepu8_epi16(_mm256_set_m128i(_mm_unpackhi_epi8(b, b),
+                                                  _mm_unpacklo_epi8(b, b))),
+            _mm512_set1_epi32(0x00040000));
+      } else {
+        c = _mm512_cvtepu8_epi16(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes)));
+      }
+      base = _mm512_permutexvar_epi16(c, tab_[0]);
+      scaled = _mm512_test_epi16_mask(c, _mm512_set1_epi16(0x7));
+    } else if constexpr (kT.bits == 6) {
+      if (group_bytes != 0) {
+        // u16 lane r of 128-bit block q: code 8 (q % 2) + r of group q / 2,
+        // from the byte pair at 6j / 8, shifted right by 6j % 8.
+        const __m128i g0 = _mm_maskz_loadu_epi8(0x0FFF, codes);
+        const __m128i g1 = _mm_maskz_loadu_epi8(0x0FFF, codes + group_bytes);
+        const __m512i v = _mm512_inserti64x4(
+            _mm512_castsi256_si512(_mm256_broadcastsi128_si256(g0)),
+            _mm256_broadcastsi128_si256(g1), 1);
+        c = _mm512_srlv_epi16(_mm512_shuffle_epi8(v, dense6_index16_),
+                              dense6_shift16_);
+      } else {
+        c = _mm512_cvtepu8_epi16(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes)));
+      }
+      base = _mm512_permutex2var_epi16(tab_[0], c, tab_[1]);
+      scaled = _mm512_test_epi16_mask(c, _mm512_set1_epi16(0x1F));
+    } else {
+      c = _mm512_cvtepu8_epi16(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes)));
+      const __m512i mag = _mm512_and_si512(c, _mm512_set1_epi16(0x7F));
+      const __m512i lo = _mm512_permutex2var_epi16(tab_[0], mag, tab_[1]);
+      const __m512i hi = _mm512_permutex2var_epi16(tab_[2], mag, tab_[3]);
+      // | sign (bit 7 -> bit 15): A | (B & C) = 0xF8.
+      base = _mm512_ternarylogic_epi32(
+          _mm512_mask_blend_epi16(
+              _mm512_test_epi16_mask(c, _mm512_set1_epi16(0x40)), lo, hi),
+          _mm512_slli_epi16(c, 8), _mm512_set1_epi16(INT16_MIN), 0xF8);
+      // Finite nonzero magnitudes 1..max_code are scaled; NaN codes become
+      // the canonical NaN.
+      scaled = _mm512_cmplt_epu16_mask(
+          _mm512_sub_epi16(mag, _mm512_set1_epi16(1)),
+          _mm512_set1_epi16(static_cast<int16_t>(kT.max_code)));
+      nan = kElem == Format::kE5M2
+                ? _mm512_cmpgt_epu16_mask(mag, _mm512_set1_epi16(0x7C))
+                : _mm512_cmpeq_epi16_mask(mag, _mm512_set1_epi16(0x7F));
+    }
+    __m512i y = _mm512_mask_add_epi16(base, scaled, base, delta);
+    if (kT.bits == 8)
+      y = _mm512_mask_mov_epi16(y, nan, _mm512_set1_epi16(0x7FFF));
+    _mm512_storeu_si512(out, y);
+  }
+
+ private:
+  static __m512i Dense6Index16() {
+    alignas(64) uint8_t idx[64];
+    for (int q = 0; q < 4; ++q) {
+      for (int r = 0; r < 8; ++r) {
+        const int j = 8 * (q % 2) + r, b = 6 * j / 8;
+        idx[16 * q + 2 * r] = static_cast<uint8_t>(b);
+        idx[16 * q + 2 * r + 1] = static_cast<uint8_t>(b + 1);
+      }
+    }
+    return _mm512_load_si512(idx);
+  }
+  static __m512i Dense6Shift16() {
+    alignas(64) uint16_t sh[32];
+    for (int l = 0; l < 32; ++l)
+      sh[l] = static_cast<uint16_t>(6 * (l % 16) % 8);
+    return _mm512_load_si512(sh);
+  }
+
+  __m512i tab_[4] = {};
+  const __m512i dense6_index16_ = Dense6Index16();
+  const __m512i dense6_shift16_ = Dense6Shift16();
+};
 #endif  // HWY_TARGET <= HWY_AVX3
 
 // kElem: the element format; kNvfp4: 16-element blocks scaled by (e * d) * t;
@@ -285,17 +423,18 @@ struct MxRowDequantizer {
   }
 
   // Block k of the row, whose scale byte is `scale`, into `out`.
-  template <class Fast>
+  template <class Fast, class Half>
   static HWY_INLINE void Block(const internal::MxDequantRow& a,
-                               const Fast& fast, size_t k, uint8_t scale,
-                               uint8_t* HWY_RESTRICT out) {
+                               const Fast& fast, const Half& half, size_t k,
+                               uint8_t scale, uint8_t* HWY_RESTRICT out) {
     const DU du;
     const DF df;
     const size_t N = hn::Lanes(du);
-    const float d = a.scale_lut[scale];
     const uint8_t* codes = a.group_bytes
                                ? a.codes + k * (kBlock / 16) * a.group_bytes
                                : a.codes + k * kBlock;
+    if (half.Takes(scale)) return half.Block(scale, codes, a.group_bytes, out);
+    const float d = a.scale_lut[scale];
     if (fast.Takes(d)) return fast.Block(d, codes, a.group_bytes, out);
     alignas(64) uint8_t unpacked[kBlock];
     if (a.group_bytes) {
@@ -327,8 +466,15 @@ struct MxRowDequantizer {
     const internal::MxDequantRow a = row;
 #ifdef MXPACK_HAVE_DEQUANT_FAST512
     const FastBlocks512<kElem, kNvfp4, kTo> fast(a.tensor_scale);
+    // MX into bf16, or into f16 where the element values are normal f16s.
+    constexpr bool kHalf = !kNvfp4 && kTo != Format::kF32 &&
+                           !(kTo == Format::kF16 && kElem == Format::kE5M2);
+    using Half = std::conditional_t<
+        kHalf, HalfBlocks512<kElem, kHalf ? kTo : Format::kBF16>, NoHalfBlocks>;
+    const Half half;
 #else
     const NoFastBlocks fast;
+    const NoHalfBlocks half;
 #endif
     const size_t whole = a.cols / kBlock;
     constexpr size_t kOut = kBlock * kOutBytes;
@@ -339,16 +485,17 @@ struct MxRowDequantizer {
       uint8_t sc[4];
       std::memcpy(sc, sp, 4);
       for (size_t j = 0; j < 4; ++j)
-        Block(a, fast, k + j, sc[j], a.out + (k + j) * kOut);
+        Block(a, fast, half, k + j, sc[j], a.out + (k + j) * kOut);
     }
     for (; k < whole; ++k)
-      Block(a, fast, k, a.scales[(k / 4) * a.stride4 + k % 4],
+      Block(a, fast, half, k, a.scales[(k / 4) * a.stride4 + k % 4],
             a.out + k * kOut);
     const size_t rest = a.cols - whole * kBlock;
     if (rest != 0) {
       // The codes are padded to whole blocks; the values go through a buffer.
       alignas(64) uint8_t buf[kOut];
-      Block(a, fast, whole, a.scales[(whole / 4) * a.stride4 + whole % 4], buf);
+      Block(a, fast, half, whole, a.scales[(whole / 4) * a.stride4 + whole % 4],
+            buf);
       std::memcpy(a.out + whole * kOut, buf, rest * kOutBytes);
     }
   }

@@ -143,13 +143,13 @@ class FastBlocks512 {
       // Both vectors of the block at once: the high halves of their f32
       // lanes, in order, through one vpermt2w.
       const __m512i x0 =
-          _mm512_castps_si512(Values(vd, Codes(codes, group_bytes, 0)));
+          _mm512_castps_si512(ValuesAt(vd, codes, group_bytes, 0));
       const __m512i x1 =
-          _mm512_castps_si512(Values(vd, Codes(codes, group_bytes, 16)));
+          _mm512_castps_si512(ValuesAt(vd, codes, group_bytes, 16));
       _mm512_storeu_si512(out, _mm512_permutex2var_epi16(x0, high_halves_, x1));
     } else {
       for (size_t i = 0; i < kBlock; i += 16) {
-        Store(Values(vd, Codes(codes, group_bytes, i)), out + i * kOutBytes);
+        Store(ValuesAt(vd, codes, group_bytes, i), out + i * kOutBytes);
       }
     }
   }
@@ -180,8 +180,22 @@ class FastBlocks512 {
         _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + i)));
   }
 
-  // c: the codes in u32 lanes (fp4: only bits [3:0] are read).
-  HWY_INLINE __m512 Values(__m512 vd, __m512i c) const {
+  // The values of elements i..i+15 of the block.
+  HWY_INLINE __m512 ValuesAt(__m512 vd, const uint8_t* HWY_RESTRICT codes,
+                             size_t group_bytes, size_t i) const {
+    if constexpr (kT.bits == 8) {  // fp8 reads the bytes itself
+      return Values(
+          vd, _mm512_setzero_si512(),
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + i)));
+    } else {
+      return Values(vd, Codes(codes, group_bytes, i));
+    }
+  }
+
+  // c: the codes in u32 lanes (fp4: only bits [3:0] are read); c8 (fp8):
+  // the 16 code bytes.
+  HWY_INLINE __m512 Values(__m512 vd, __m512i c,
+                           __m128i c8 = _mm_setzero_si128()) const {
     if constexpr (kT.bits == 4) {
       const __m512 x = _mm512_mul_ps(_mm512_permutexvar_ps(c, tab0_), vd);
       return kNvfp4 ? _mm512_mul_ps(x, t_) : x;
@@ -192,19 +206,25 @@ class FastBlocks512 {
           _mm512_slli_epi32(c, 26), _mm512_set1_epi32(INT32_MIN), 0xF8);
       return _mm512_mul_ps(_mm512_castsi512_ps(e), vd);
     } else {
-      const __m256i c16 = _mm512_cvtepi32_epi16(c);
+      (void)c;
+      const __m256i c16 = _mm256_cvtepi8_epi16(c8);  // sign-extended
       __m512 x;
       __mmask16 nan;
       if constexpr (kElem == Format::kE5M2) {
-        x = _mm512_mul_ps(_mm512_cvtph_ps(_mm256_slli_epi16(c16, 8)), vd);
+        x = _mm512_mul_ps(_mm512_cvtph_ps(_mm256_slli_epi16(c16, 8)),
+                          vd);  // (low byte)
         nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
       } else {
-        const __m256i mag = _mm256_and_si256(_mm256_slli_epi16(c16, 7),
-                                             _mm256_set1_epi16(0x3F80));
-        const __m256i h = _mm256_ternarylogic_epi32(
-            mag, _mm256_slli_epi16(c16, 8), _mm256_set1_epi16(INT16_MIN), 0xF8);
+        // The sign-extended code shifted left by 7 has the sign in bits 15
+        // and 14 and the magnitude in bits 13..7; bit 14 cleared, it is h.
+        const __m256i h =
+            _mm256_and_si256(_mm256_slli_epi16(c16, 7),
+                             _mm256_set1_epi16(static_cast<int16_t>(0xBF80)));
         x = _mm512_mul_ps(_mm512_cvtph_ps(h), vd);
-        nan = _mm256_cmpeq_epi16_mask(mag, _mm256_set1_epi16(0x3F80));
+        // Magnitude 0x7F: h is 0x3F80 or 0xBF80.
+        nan = _mm256_cmpeq_epi16_mask(
+            _mm256_or_si256(h, _mm256_set1_epi16(INT16_MIN)),
+            _mm256_set1_epi16(static_cast<int16_t>(0xBF80)));
       }
       return _mm512_castsi512_ps(_mm512_mask_blend_epi32(
           nan, _mm512_castps_si512(x), _mm512_set1_epi32(0x7FFFFFFF)));

@@ -138,23 +138,44 @@ class FastBlocks512 {
   // dense4 / dense6 bytes `group_bytes` apart) into `out`.
   HWY_INLINE void Block(float d, const uint8_t* HWY_RESTRICT codes,
                         size_t group_bytes, uint8_t* HWY_RESTRICT out) const {
+    if constexpr (kElem == Format::kE4M3) {
+      // NaN codes (S 1111 111) are rare: one test per block, so that blocks
+      // without them skip the per-vector replacement.
+      const __m256i b =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes));
+      if (HWY_UNLIKELY(_mm256_cmpeq_epi8_mask(
+                           _mm256_or_si256(b, _mm256_set1_epi8(INT8_MIN)),
+                           _mm256_set1_epi8(-1)) != 0)) {
+        return BlockT<true>(d, codes, group_bytes, out);
+      }
+      return BlockT<false>(d, codes, group_bytes, out);
+    } else {
+      return BlockT<true>(d, codes, group_bytes, out);
+    }
+  }
+
+ private:
+  // kNanCodes: the block may hold NaN element codes.
+  template <bool kNanCodes>
+  HWY_INLINE void BlockT(float d, const uint8_t* HWY_RESTRICT codes,
+                         size_t group_bytes, uint8_t* HWY_RESTRICT out) const {
     const __m512 vd = _mm512_set1_ps(kElem == Format::kE4M3 ? d * 256.0f : d);
     if constexpr (kTo == Format::kBF16 && !kNvfp4) {
       // Both vectors of the block at once: the high halves of their f32
       // lanes, in order, through one vpermt2w.
       const __m512i x0 =
-          _mm512_castps_si512(ValuesAt(vd, codes, group_bytes, 0));
+          _mm512_castps_si512(ValuesAt<kNanCodes>(vd, codes, group_bytes, 0));
       const __m512i x1 =
-          _mm512_castps_si512(ValuesAt(vd, codes, group_bytes, 16));
+          _mm512_castps_si512(ValuesAt<kNanCodes>(vd, codes, group_bytes, 16));
       _mm512_storeu_si512(out, _mm512_permutex2var_epi16(x0, high_halves_, x1));
     } else {
       for (size_t i = 0; i < kBlock; i += 16) {
-        Store(ValuesAt(vd, codes, group_bytes, i), out + i * kOutBytes);
+        Store(ValuesAt<kNanCodes>(vd, codes, group_bytes, i),
+              out + i * kOutBytes);
       }
     }
   }
 
- private:
   // The codes of elements i..i+15 of the block in u32 lanes.
   HWY_INLINE __m512i Codes(const uint8_t* HWY_RESTRICT codes,
                            size_t group_bytes, size_t i) const {
@@ -181,10 +202,11 @@ class FastBlocks512 {
   }
 
   // The values of elements i..i+15 of the block.
+  template <bool kNanCodes>
   HWY_INLINE __m512 ValuesAt(__m512 vd, const uint8_t* HWY_RESTRICT codes,
                              size_t group_bytes, size_t i) const {
     if constexpr (kT.bits == 8) {  // fp8 reads the bytes itself
-      return Values(
+      return Values<kNanCodes>(
           vd, _mm512_setzero_si512(),
           _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + i)));
     } else {
@@ -194,6 +216,7 @@ class FastBlocks512 {
 
   // c: the codes in u32 lanes (fp4: only bits [3:0] are read); c8 (fp8):
   // the 16 code bytes.
+  template <bool kNanCodes = true>
   HWY_INLINE __m512 Values(__m512 vd, __m512i c,
                            __m128i c8 = _mm_setzero_si128()) const {
     if constexpr (kT.bits == 4) {
@@ -221,6 +244,8 @@ class FastBlocks512 {
             _mm256_and_si256(_mm256_slli_epi16(c16, 7),
                              _mm256_set1_epi16(static_cast<int16_t>(0xBF80)));
         x = _mm512_mul_ps(_mm512_cvtph_ps(h), vd);
+        // (A NaN scale gives 0x7FFFFFFF already.)
+        if (!kNanCodes) return x;
         // Magnitude 0x7F: h is 0x3F80 or 0xBF80.
         nan = _mm256_cmpeq_epi16_mask(
             _mm256_or_si256(h, _mm256_set1_epi16(INT16_MIN)),

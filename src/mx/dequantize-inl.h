@@ -190,12 +190,16 @@ class FastBlocks512 {
     if (kT.bits == 6 && group_bytes != 0) {
       // Lane j gets the 4 bytes from byte 6j / 8 on, shifted right by
       // 6j % 8: code j in bits [5:0] (the permutes read bits [4:0], the
-      // sign is bit 5). The masked load reads the group's 12 data bytes.
-      const __m128i b =
-          _mm_maskz_loadu_epi8(0x0FFF, codes + i / 16 * group_bytes);
-      return _mm512_srlv_epi32(
-          _mm512_shuffle_epi8(_mm512_broadcast_i32x4(b), dense6_index_),
-          dense6_shift_);
+      // sign is bit 5). dense6 groups (12 bytes, the row may end there)
+      // are read by a masked load, b6x16_p32 groups whole.
+      const uint8_t* g = codes + i / 16 * group_bytes;
+      const __m512i b =
+          group_bytes == 16
+              ? _mm512_broadcast_i32x4(
+                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(g)))
+              : _mm512_broadcast_i32x4(_mm_maskz_loadu_epi8(0x0FFF, g));
+      return _mm512_srlv_epi32(_mm512_shuffle_epi8(b, dense6_index_),
+                               dense6_shift_);
     }
     return _mm512_cvtepu8_epi32(
         _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + i)));
@@ -367,8 +371,16 @@ class HalfBlocks512 {
       if (group_bytes != 0) {
         // u16 lane r of 128-bit block q: code 8 (q % 2) + r of group q / 2,
         // from the byte pair at 6j / 8, shifted right by 6j % 8.
-        const __m128i g0 = _mm_maskz_loadu_epi8(0x0FFF, codes);
-        const __m128i g1 = _mm_maskz_loadu_epi8(0x0FFF, codes + group_bytes);
+        // (dense6 groups by masked loads: the row may end after 12 bytes.)
+        const __m128i g0 =
+            group_bytes == 16
+                ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes))
+                : _mm_maskz_loadu_epi8(0x0FFF, codes);
+        const __m128i g1 =
+            group_bytes == 16
+                ? _mm_loadu_si128(
+                      reinterpret_cast<const __m128i*>(codes + group_bytes))
+                : _mm_maskz_loadu_epi8(0x0FFF, codes + group_bytes);
         const __m512i v = _mm512_inserti64x4(
             _mm512_castsi256_si512(_mm256_broadcastsi128_si256(g0)),
             _mm256_broadcastsi128_si256(g1), 1);

@@ -1,7 +1,8 @@
 // quantize-model on >= 1 GiB checkpoints:
 // BM_QuantizeModel (library QuantizeModel: every 2-D tensor of an f32 file in
 // memory to MXFP4 or NVFP4, tcgen05 layouts, 1 or 2 threads, no error
-// statistics) against BM_MemcpyModel, a memcpy of the same data bytes; and
+// statistics) and BM_DequantizeModel (DequantizeModel of that model quantized,
+// back to f32) against BM_MemcpyModel, a memcpy of the same data bytes; and
 // BM_QuantizeCheckpoint (QuantizeCheckpoint of a bf16 model directory of 4
 // shards on disk to compressed-tensors NVFP4 or MXFP4 with 2 threads, output
 // written to disk) against BM_MemcpyCheckpoint, a memcpy of the same tensor
@@ -93,6 +94,54 @@ void BM_QuantizeModel(benchmark::State& state) {
 BENCHMARK(BM_QuantizeModel)
     ->ArgNames({"nvfp4", "threads"})
     ->Args({0, 1})
+    ->Args({0, 2})
+    ->Args({1, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
+
+// The big checkpoint quantized once (MXFP4 or NVFP4, tcgen05 layouts), as
+// the bytes of its safetensors file.
+const SafetensorsView& QuantizedCheckpoint(bool nvfp4) {
+  static Checkpoint* cache[2] = {nullptr, nullptr};
+  Checkpoint*& c = cache[nvfp4 ? 1 : 0];
+  if (c == nullptr) {
+    QuantizeModelOptions o;
+    o.format = nvfp4 ? MxFormat::kNvfp4 : MxFormat::kMxfp4;
+    o.layout = ModelLayout::kTcgen05;
+    o.threads = 2;
+    absl::StatusOr<ModelOutput> out = QuantizeModel(BigCheckpoint().view, o);
+    if (!out.ok()) return BigCheckpoint().view;  // reported by the benchmark
+    c = new Checkpoint;
+    c->file = *SerializeSafetensors(out->tensors, out->metadata);
+    c->view = *ParseSafetensors(c->file);
+  }
+  return c->view;
+}
+
+// range(0): 0 = MXFP4, 1 = NVFP4; range(1): threads. Dequantizes the
+// quantized big checkpoint back to f32 (the output buffers included, as
+// dequantize-model allocates them); bytes are the f32 output bytes, the same
+// as BM_MemcpyModel's.
+void BM_DequantizeModel(benchmark::State& state) {
+  const SafetensorsView& v = QuantizedCheckpoint(state.range(0) != 0);
+  DequantizeModelOptions o;
+  o.threads = static_cast<size_t>(state.range(1));
+  uint64_t out_bytes = 0;
+  for (auto _ : state) {
+    absl::StatusOr<ModelOutput> out = DequantizeModel(v, o);
+    if (!out.ok()) {
+      state.SkipWithError(std::string(out.status().message()).c_str());
+      return;
+    }
+    out_bytes = out->report.out_bytes;
+    benchmark::DoNotOptimize(out->tensors.data());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(out_bytes));
+}
+BENCHMARK(BM_DequantizeModel)
+    ->ArgNames({"nvfp4", "threads"})
     ->Args({0, 2})
     ->Args({1, 2})
     ->Unit(benchmark::kMillisecond)

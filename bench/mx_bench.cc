@@ -1,8 +1,9 @@
 // Benchmarks of MX / NVFP4 block quantization (include/mxpack/mx.h): f32 and
 // bf16 input, every format into its GPU layout (b4x16_p64 / b6x16_p32 / codes)
-// with tcgen05 scale tiles, at the L2 and DRAM working sets, best target and
-// scalar reference. Bytes = input + elements + scales, so bytes/s compare
-// directly with BM_Memcpy.
+// with tcgen05 scale tiles, and back to f32, bf16 (`_to_bf16`) or f16
+// (`_to_f16`), at the L2 and DRAM working sets, best target and scalar
+// reference. Bytes = input + elements + scales (dequantization: output +
+// elements + scales), so bytes/s compare directly with BM_Memcpy.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -76,9 +77,10 @@ void BM_QuantizeMx(benchmark::State& state, MxFormat f, Format from) {
                                                s.rows * s.blocks_per_row()));
 }
 
-void BM_DequantizeMx(benchmark::State& state, MxFormat f) {
+void BM_DequantizeMx(benchmark::State& state, MxFormat f, Format to) {
   MxShape s{f, GpuLayout(f), ScaleLayout::kTcgen05, 1, kCols};
-  const double per_elem = 4.0 + static_cast<double>(s.element_row_bytes()) / kCols +
+  const size_t out_bytes = static_cast<size_t>(Traits(to).storage_bytes);
+  const double per_elem = static_cast<double>(out_bytes) + static_cast<double>(s.element_row_bytes()) / kCols +
                           1.0 / static_cast<double>(s.block());
   s.rows = std::max<size_t>(
       1, static_cast<size_t>(static_cast<double>(state.range(0)) / per_elem) / kCols);
@@ -88,10 +90,10 @@ void BM_DequantizeMx(benchmark::State& state, MxFormat f) {
   o.scale_layout = s.scale_layout;
   absl::StatusOr<MxTensor> q = QuantizeMx(f, Format::kF32, in, s.rows, kCols, o);
   if (!q.ok()) std::abort();
-  std::vector<uint8_t> out(in.size());
+  std::vector<uint8_t> out(s.rows * kCols * out_bytes);
   const Impl impl = state.range(1) ? Impl{Impl::kScalar} : SimdImpl();
   for (auto _ : state) {
-    if (!DequantizeMx(View(*q), Format::kF32, absl::MakeSpan(out), impl).ok()) {
+    if (!DequantizeMx(View(*q), to, absl::MakeSpan(out), impl).ok()) {
       std::abort();
     }
     benchmark::DoNotOptimize(out.data());
@@ -112,7 +114,13 @@ void Sizes(benchmark::internal::Benchmark* b) {
       ->Apply(Sizes);                                                          \
   BENCHMARK_CAPTURE(BM_QuantizeMx, name##_bf16, MxFormat::fmt, Format::kBF16)  \
       ->Apply(Sizes);                                                          \
-  BENCHMARK_CAPTURE(BM_DequantizeMx, name##_f32, MxFormat::fmt)->Apply(Sizes)
+  BENCHMARK_CAPTURE(BM_DequantizeMx, name##_f32, MxFormat::fmt, Format::kF32)  \
+      ->Apply(Sizes);                                                          \
+  BENCHMARK_CAPTURE(BM_DequantizeMx, name##_to_bf16, MxFormat::fmt,           \
+                    Format::kBF16)                                             \
+      ->Apply(Sizes);                                                          \
+  BENCHMARK_CAPTURE(BM_DequantizeMx, name##_to_f16, MxFormat::fmt, Format::kF16) \
+      ->Apply(Sizes)
 
 MXPACK_MX_BENCH(kMxfp4, mxfp4);
 MXPACK_MX_BENCH(kNvfp4, nvfp4);

@@ -3,12 +3,17 @@
 //      crashes are not; every accepted shard name is a plain file name.
 //   1: a safetensors file: every serving scheme's recognizer (FindQuantized)
 //      and dequantizer run on it without crashing or reading out of bounds.
+//   2: config.json text (RewriteConfigJson, with a scheme's
+//      quantization_config or none, picked by the next byte): accepted iff
+//      it is a JSON object; the output parses to the input with only
+//      "quantization_config" replaced or removed.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "mxpack/mx.h"
 #include "mxpack/safetensors.h"
 #include "src/checkpoint/checkpoint_io.h"
 #include "src/checkpoint/scheme.h"
@@ -16,7 +21,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace mxpack;
   if (size == 0) return 0;
-  const uint8_t mode = data[0] % 2;
+  const uint8_t mode = data[0] % 3;
   ++data;
   --size;
   if (mode == 0) {
@@ -29,16 +34,45 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     return 0;
   }
+  if (mode == 2) {
+    if (size == 0) return 0;
+    using internal::Json;
+    static const Json* const configs[] = {
+        nullptr,
+        new Json((*internal::FindScheme("compressed-tensors"))
+                     ->QuantizationConfig(MxFormat::kNvfp4, {"lm_head"})),
+        new Json((*internal::FindScheme("modelopt"))
+                     ->QuantizationConfig(MxFormat::kNvfp4, {"lm_head"}))};
+    const Json* qc = configs[data[0] % 3];
+    const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
+    absl::StatusOr<std::string> out = internal::RewriteConfigJson(text, qc, "config.json");
+    Json in = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (out.ok() != in.is_object()) std::abort();
+    if (!out.ok()) return 0;
+    Json got = Json::parse(*out, nullptr, /*allow_exceptions=*/false);
+    if (!got.is_object()) std::abort();
+    if (qc == nullptr) {
+      in.erase("quantization_config");
+    } else {
+      in["quantization_config"] = *qc;
+    }
+    if (got != in) std::abort();
+    return 0;
+  }
   absl::StatusOr<SafetensorsView> v = ParseSafetensors({data, size});
   if (!v.ok()) return 0;
+  // One output buffer for every input: a shape may claim far more elements
+  // than the file holds (the dequantizer must refuse it), and zeroing a fresh
+  // vector of that size per input would dominate the run.
+  constexpr uint64_t kMaxElements = uint64_t{1} << 24;  // bounded memory
+  static std::vector<float>* const buffer = new std::vector<float>(kMaxElements);
   for (const internal::FoundQuantized& q : internal::FindQuantized(*v)) {
     uint64_t n = 1;
-    for (uint64_t d : q.shape) n *= d;
-    if (n > (uint64_t{1} << 24)) continue;  // bounded memory
+    for (uint64_t d : q.shape) n = d != 0 && n > kMaxElements / d ? kMaxElements + 1 : n * d;
+    if (n > kMaxElements) continue;
     absl::StatusOr<const internal::Scheme*> s = internal::FindScheme(q.scheme);
     if (!s.ok()) std::abort();
-    std::vector<float> out(n);
-    (void)(*s)->Dequantize(*v, q, absl::MakeSpan(out));
+    (void)(*s)->Dequantize(*v, q, absl::MakeSpan(buffer->data(), n));
   }
   return 0;
 }

@@ -267,23 +267,10 @@ absl::Status WriteConfig(const CheckpointSource& src, const std::string& out_dir
                          const std::string& rel, const Json* quantization_config) {
   absl::StatusOr<std::string> text = internal::ReadTextFile(src.dir + "/" + rel);
   if (!text.ok()) return text.status();
-  Json j;
-  try {
-    j = Json::parse(*text);
-  } catch (const Json::exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(src.dir, "/", rel, ": not valid JSON: ", e.what()));
-  }
-  if (!j.is_object()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(src.dir, "/", rel, ": expected a JSON object"));
-  }
-  if (quantization_config == nullptr) {
-    j.erase("quantization_config");
-  } else {
-    j["quantization_config"] = *quantization_config;
-  }
-  return internal::WriteTextFile(out_dir + "/" + rel, j.dump(2) + "\n");
+  absl::StatusOr<std::string> out =
+      internal::RewriteConfigJson(*text, quantization_config, src.dir + "/" + rel);
+  if (!out.ok()) return out.status();
+  return internal::WriteTextFile(out_dir + "/" + rel, *out);
 }
 
 absl::Status WriteIndex(const std::string& out_dir,

@@ -93,6 +93,26 @@ absl::StatusOr<std::map<std::string, std::string>> ParseShardIndex(
   return map;
 }
 
+absl::StatusOr<std::string> RewriteConfigJson(const std::string& text,
+                                              const Json* quantization_config,
+                                              const std::string& where) {
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const Json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": not valid JSON: ", e.what()));
+  }
+  if (!j.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": expected a JSON object"));
+  }
+  if (quantization_config == nullptr) {
+    j.erase("quantization_config");
+  } else {
+    j["quantization_config"] = *quantization_config;
+  }
+  return j.dump(2) + "\n";
+}
+
 absl::StatusOr<CheckpointSource> OpenCheckpointSource(const std::string& path) {
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "mxpack/safetensors.h"
+#include "nlohmann/json.hpp"
 #include "src/util/output_file.h"
 
 namespace mxpack::internal {
@@ -47,6 +48,14 @@ absl::StatusOr<OpenShard> Open(const CheckpointSource& src, const std::string& s
 // "weight_map": {tensor: shard}}; shard names must be relative file names.
 absl::StatusOr<std::map<std::string, std::string>> ParseShardIndex(
     const std::string& text);
+
+// The text of an output config.json: `text` (the input's config.json, named
+// `where` in errors) must be a JSON object; its "quantization_config" is
+// replaced by `quantization_config`, or removed when that is null. Every
+// other key is kept.
+absl::StatusOr<std::string> RewriteConfigJson(const std::string& text,
+                                              const nlohmann::json* quantization_config,
+                                              const std::string& where);
 
 // Where an export writes: a directory output goes through a StagedDirectory
 // (src/util/output_file.h: staged next to the destination, renamed into place

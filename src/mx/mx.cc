@@ -506,6 +506,21 @@ absl::Status CheckView(const MxTensorView& q) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "tensor_scale: expected a finite value > 0, got %g", q.tensor_scale));
   }
+  // Whether any byte of p[0, n) has a bit outside `mask` (word-wise, so the
+  // common all-valid case is one vectorizable pass; FirstOutside then names
+  // the first offending byte).
+  const auto any_outside = [](const uint8_t* p, size_t n, uint8_t mask) {
+    const uint64_t bad = ~uint64_t{0} / 0xFF * static_cast<uint8_t>(~mask);
+    uint64_t acc = 0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      acc |= w;
+    }
+    for (; i < n; ++i) acc |= p[i];
+    return (acc & bad) != 0;
+  };
   // (Every byte is a valid 8-bit code: only narrower codes need the scan.)
   if (q.shape.layout == ElementLayout::kCodes &&
       Traits(MxElementFormat(q.shape.format)).bits < 8) {
@@ -513,7 +528,9 @@ absl::Status CheckView(const MxTensorView& q) {
     const uint8_t mask =
         static_cast<uint8_t>((1u << Traits(elem).bits) - 1u);
     const size_t bad =
-        internal::FirstOutside(q.elements.data(), q.elements.size(), mask);
+        any_outside(q.elements.data(), q.elements.size(), mask)
+            ? internal::FirstOutside(q.elements.data(), q.elements.size(), mask)
+            : q.elements.size();
     if (bad < q.elements.size()) {
       return internal::OutsideError(
           "elements", bad, q.elements[bad], mask,
@@ -523,7 +540,7 @@ absl::Status CheckView(const MxTensorView& q) {
   // NVFP4: the scale bytes (padding included) hold no sign bit in the
   // common case, checked at once; else find the first offending block.
   if (q.shape.format == MxFormat::kNvfp4 &&
-      internal::FirstOutside(q.scales.data(), q.scales.size(), 0x7F) < q.scales.size()) {
+      any_outside(q.scales.data(), q.scales.size(), 0x7F)) {
     for (size_t r = 0; r < q.shape.rows; ++r) {
       for (size_t k = 0; k < q.shape.blocks_per_row(); ++k) {
         const size_t off = q.shape.ScaleOffset(r, k);
@@ -666,6 +683,10 @@ absl::Status DequantizeMx(const MxTensorView& q, Format to,
         "out: expected %d bytes (%d x %d %s), got %d",
         s.rows * s.cols * out_bytes, s.rows, s.cols, FormatName(to),
         out.size()));
+  }
+  if (impl.target != Impl::kScalar && to != Format::kF64) {
+    internal::DequantizeMxSimd(q, to, out.data(), impl);
+    return absl::OkStatus();
   }
   RowDecoder dec(q, impl);
   const bool nvfp4 = s.format == MxFormat::kNvfp4;

@@ -105,6 +105,10 @@ void QuantizeMxRowsSimd(const MxJob& job, Impl impl);
 // The scalar reference over a validated job (src/mx/mx_scalar.cc).
 void QuantizeMxRowsScalar(const MxJob& job);
 
+// The SIMD path of DequantizeMx for a validated view into f32, bf16 or f16
+// (`out`: rows x cols values; src/mx/dequantize.cc).
+void DequantizeMxSimd(const MxTensorView& q, Format to, uint8_t* out, Impl impl);
+
 }  // namespace mxpack::internal
 
 #endif  // MXPACK_SRC_MX_MX_INTERNAL_H_

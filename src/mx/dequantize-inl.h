@@ -1,0 +1,565 @@
+// Highway kernel of DequantizeMx (docs/semantics.md section 5,
+// "Dequantization"): one row of element codes (one per byte) and its block
+// scales -> f32, bf16 or f16 in one pass, bit-identical to the scalar path
+// of src/mx/mx.cc.
+//
+// Per block the scale is read once and broadcast; per vector the codes are
+// decoded to their exact f32 values (FastDecodeNarrow), multiplied by the
+// block scale (MX: e * 2^s, exact or +-Inf; NVFP4: (e * d) exact, then one
+// rounding by * t, the scalar path's operation order), NaN canonicalized to
+// 0x7FFFFFFF, and either stored or rounded once to bf16 / f16 in integer
+// lanes (FastEncodeF32, rn, no saturation: the scalar path's ConvertArray).
+
+// Per-target toggle guard (re-included once per Highway target).
+#if defined(MXPACK_SRC_MX_DEQUANTIZE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef MXPACK_SRC_MX_DEQUANTIZE_INL_H_
+#undef MXPACK_SRC_MX_DEQUANTIZE_INL_H_
+#else
+#define MXPACK_SRC_MX_DEQUANTIZE_INL_H_
+#endif
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "hwy/highway.h"
+#include "mxpack/format.h"
+#include "src/format/codec-inl.h"  // FastDecodeNarrow
+#include "src/format/encode_fast-inl.h"
+#include "src/util/lanes-inl.h"  // StoreLanes
+
+// Target-independent arguments: defined once.
+#ifndef MXPACK_SRC_MX_DEQUANTIZE_ARGS_
+#define MXPACK_SRC_MX_DEQUANTIZE_ARGS_
+namespace mxpack::internal {
+
+// One row of a validated MX / NVFP4 tensor to dequantize.
+struct MxDequantRow {
+  // The row's elements: cols_padded codes, one per byte, or (group_bytes
+  // != 0, fp4 / fp6 on targets where MxDequantizeReadsPacked) groups of 16
+  // codes as dense4 / dense6 bytes, group_bytes apart (dense4: 8,
+  // dense6: 12, b4x16_p64 and b6x16_p32: 16).
+  const uint8_t* codes;
+  size_t group_bytes;
+  // Scale byte of block k: scales[(k / 4) * stride4 + k % 4] (linear: 4,
+  // tcgen05: 512, from the row's first block).
+  const uint8_t* scales;
+  size_t stride4;
+  const float* scale_lut;  // f32 value of every scale code (256 entries)
+  float tensor_scale;      // NVFP4 t (unused for MX)
+  size_t cols;
+  uint8_t* out;  // cols values of the output format
+};
+
+}  // namespace mxpack::internal
+#endif  // MXPACK_SRC_MX_DEQUANTIZE_ARGS_
+
+HWY_BEFORE_NAMESPACE();
+namespace mxpack {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Targets without a fast block path: every block takes the general steps.
+struct NoFastBlocks {
+  static constexpr bool Takes(float) { return false; }
+  void Block(float, const uint8_t*, size_t, uint8_t*) const {}
+};
+struct NoHalfBlocks {
+  static constexpr bool Takes(uint8_t) { return false; }
+  void Block(uint8_t, const uint8_t*, size_t, uint8_t*) const {}
+};
+
+#undef MXPACK_HAVE_DEQUANT_FAST512  // per target: this header is re-included
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+#define MXPACK_HAVE_DEQUANT_FAST512 1
+// AVX-512 blocks, 16 elements per step, decoded by a table or the f16
+// conversion, equal to the general step. The scale table holds NaN as
+// 0x7FFFFFFF, and x86 returns a product's only NaN operand (quieted), so a
+// NaN scale times a non-NaN element is already the canonical NaN:
+// - e2m1: vpermps of the 16 signed values; x = e * d (NVFP4: (e * d) * t).
+// - fp6: vpermi2ps of the 32 magnitudes with the code's sign ORed in gives
+//   e; x = e * d.
+// - e5m2: code << 8 is the f16 of the value (Inf and NaN included);
+//   vcvtph2ps is exact (and ignores DAZ); NaN results become 0x7FFFFFFF.
+// - e4m3: S EEEE MMM -> f16 S 0EEEE MMM 0000000 holds e * 2^-8 (e4m3
+//   subnormals are f16 subnormals on the same grid, converted exactly and
+//   never below 2^-17), times d * 2^8, exact while d <= 2^119 (dmax; the
+//   same product as e * d, also under DAZ); mag 0x7F is NaN.
+// Outputs: f32 as is; f16 by vcvtps2ph with an explicit round-to-nearest-
+// even immediate (IEEE rn, Inf on overflow, subnormal results kept;
+// 0x7FFFFFFF -> 0x7FFF, the canonical NaN); bf16 for MX by truncation,
+// exact unless d < dmin, which keeps every nonzero |e| * d at or above
+// 2^-126 (the values have at most 4 significant bits; 0x7FFFFFFF becomes
+// 0x7FFF), and for NVFP4 by one integer rn step. Other blocks take the
+// general step.
+template <Format kElem, bool kNvfp4, Format kTo>
+class FastBlocks512 {
+  static constexpr internal::FastFormat kT = internal::FastFormatOf(kElem);
+  static constexpr size_t kBlock = kNvfp4 ? 16 : 32;
+  static constexpr size_t kOutBytes = kTo == Format::kF32 ? 4 : 2;
+  // The smallest nonzero element magnitude is 2^kMinExp.
+  static constexpr int kMinExp = 1 - kT.bias - kT.man_bits;
+  static constexpr float kTwoTo126Inv = 1.1754943508222875e-38f;  // 2^-126
+
+ public:
+  explicit FastBlocks512(float t) : t_(_mm512_set1_ps(t)) {
+    const hn::Full512<uint32_t> du;
+    if constexpr (kT.bits == 4) {
+      tab0_ = _mm512_castsi512_ps(
+          FastDecodeNarrow<kElem>::ToF32(du, hn::Iota(du, 0)).raw);
+    } else if constexpr (kT.bits == 6) {
+      tab0_ = _mm512_castsi512_ps(
+          FastDecodeNarrow<kElem>::ToF32(du, hn::Iota(du, 0)).raw);
+      tab1_ = _mm512_castsi512_ps(
+          FastDecodeNarrow<kElem>::ToF32(du, hn::Iota(du, 16)).raw);
+    }
+    if (kNvfp4) {
+      dmin_ = 0.0f;
+    } else if (kTo == Format::kBF16) {
+      dmin_ = kMinExp < 0 ? kTwoTo126Inv * static_cast<float>(1ull << -kMinExp)
+                          : kTwoTo126Inv;
+    } else {
+      dmin_ = kTwoTo126Inv;
+    }
+    dmax_ = kElem == Format::kE4M3 ? 6.64613997892457936e35f /* 2^119 */
+                                   : std::numeric_limits<float>::max();
+  }
+
+  // Whether the block with scale d takes this path (see above).
+  bool Takes(float d) const {
+    const bool in_range = kElem != Format::kE4M3 || !(d > dmax_);
+    if (kTo == Format::kBF16 && !kNvfp4) return !(d < dmin_) && in_range;
+    return in_range;
+  }
+
+  // kBlock elements at `codes` (one per byte, or kBlock / 16 groups of
+  // dense4 / dense6 bytes `group_bytes` apart) into `out`.
+  HWY_INLINE void Block(float d, const uint8_t* HWY_RESTRICT codes,
+                        size_t group_bytes, uint8_t* HWY_RESTRICT out) const {
+    if constexpr (kElem == Format::kE4M3) {
+      // NaN codes (S 1111 111) are rare: one test per block, so that blocks
+      // without them skip the per-vector replacement.
+      const __m256i b =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes));
+      if (HWY_UNLIKELY(_mm256_cmpeq_epi8_mask(
+                           _mm256_or_si256(b, _mm256_set1_epi8(INT8_MIN)),
+                           _mm256_set1_epi8(-1)) != 0)) {
+        return BlockT<true>(d, codes, group_bytes, out);
+      }
+      return BlockT<false>(d, codes, group_bytes, out);
+    } else {
+      return BlockT<true>(d, codes, group_bytes, out);
+    }
+  }
+
+ private:
+  // kNanCodes: the block may hold NaN element codes.
+  template <bool kNanCodes>
+  HWY_INLINE void BlockT(float d, const uint8_t* HWY_RESTRICT codes,
+                         size_t group_bytes, uint8_t* HWY_RESTRICT out) const {
+    const __m512 vd = _mm512_set1_ps(kElem == Format::kE4M3 ? d * 256.0f : d);
+    if constexpr (kTo == Format::kBF16 && !kNvfp4) {
+      // Both vectors of the block at once: the high halves of their f32
+      // lanes, in order, through one vpermt2w.
+      const __m512i x0 =
+          _mm512_castps_si512(ValuesAt<kNanCodes>(vd, codes, group_bytes, 0));
+      const __m512i x1 =
+          _mm512_castps_si512(ValuesAt<kNanCodes>(vd, codes, group_bytes, 16));
+      _mm512_storeu_si512(out, _mm512_permutex2var_epi16(x0, high_halves_, x1));
+    } else {
+      for (size_t i = 0; i < kBlock; i += 16) {
+        Store(ValuesAt<kNanCodes>(vd, codes, group_bytes, i),
+              out + i * kOutBytes);
+      }
+    }
+  }
+
+  // The codes of elements i..i+15 of the block in u32 lanes.
+  HWY_INLINE __m512i Codes(const uint8_t* HWY_RESTRICT codes,
+                           size_t group_bytes, size_t i) const {
+    if (kT.bits == 4 && group_bytes != 0) {
+      // Byte j of the group feeds lanes 2j (bits [3:0]) and 2j + 1
+      // (bits [7:4], shifted down); vpermps reads only index bits [3:0].
+      const __m128i b = _mm_loadl_epi64(
+          reinterpret_cast<const __m128i*>(codes + i / 16 * group_bytes));
+      return _mm512_srlv_epi32(_mm512_cvtepu8_epi32(_mm_unpacklo_epi8(b, b)),
+                               nibble_shift_);
+    }
+    if (kT.bits == 6 && group_bytes != 0) {
+      // Lane j gets the 4 bytes from byte 6j / 8 on, shifted right by
+      // 6j % 8: code j in bits [5:0] (the permutes read bits [4:0], the
+      // sign is bit 5). dense6 groups (12 bytes, the row may end there)
+      // are read by a masked load, b6x16_p32 groups whole.
+      const uint8_t* g = codes + i / 16 * group_bytes;
+      const __m512i b =
+          group_bytes == 16
+              ? _mm512_broadcast_i32x4(
+                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(g)))
+              : _mm512_broadcast_i32x4(_mm_maskz_loadu_epi8(0x0FFF, g));
+      return _mm512_srlv_epi32(_mm512_shuffle_epi8(b, dense6_index_),
+                               dense6_shift_);
+    }
+    return _mm512_cvtepu8_epi32(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + i)));
+  }
+
+  // The values of elements i..i+15 of the block.
+  template <bool kNanCodes>
+  HWY_INLINE __m512 ValuesAt(__m512 vd, const uint8_t* HWY_RESTRICT codes,
+                             size_t group_bytes, size_t i) const {
+    if constexpr (kT.bits == 8) {  // fp8 reads the bytes itself
+      return Values<kNanCodes>(
+          vd, _mm512_setzero_si512(),
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + i)));
+    } else {
+      return Values(vd, Codes(codes, group_bytes, i));
+    }
+  }
+
+  // c: the codes in u32 lanes (fp4: only bits [3:0] are read); c8 (fp8):
+  // the 16 code bytes.
+  template <bool kNanCodes = true>
+  HWY_INLINE __m512 Values(__m512 vd, __m512i c,
+                           __m128i c8 = _mm_setzero_si128()) const {
+    if constexpr (kT.bits == 4) {
+      const __m512 x = _mm512_mul_ps(_mm512_permutexvar_ps(c, tab0_), vd);
+      return kNvfp4 ? _mm512_mul_ps(x, t_) : x;
+    } else if constexpr (kT.bits == 6) {
+      // e = magnitude | (c << 26 & 0x80000000): A | (B & C) = 0xF8.
+      const __m512i e = _mm512_ternarylogic_epi32(
+          _mm512_castps_si512(_mm512_permutex2var_ps(tab0_, c, tab1_)),
+          _mm512_slli_epi32(c, 26), _mm512_set1_epi32(INT32_MIN), 0xF8);
+      return _mm512_mul_ps(_mm512_castsi512_ps(e), vd);
+    } else {
+      (void)c;
+      const __m256i c16 = _mm256_cvtepi8_epi16(c8);  // sign-extended
+      __m512 x;
+      __mmask16 nan;
+      if constexpr (kElem == Format::kE5M2) {
+        x = _mm512_mul_ps(_mm512_cvtph_ps(_mm256_slli_epi16(c16, 8)),
+                          vd);  // (low byte)
+        nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+      } else {
+        // The sign-extended code shifted left by 7 has the sign in bits 15
+        // and 14 and the magnitude in bits 13..7; bit 14 cleared, it is h.
+        const __m256i h =
+            _mm256_and_si256(_mm256_slli_epi16(c16, 7),
+                             _mm256_set1_epi16(static_cast<int16_t>(0xBF80)));
+        x = _mm512_mul_ps(_mm512_cvtph_ps(h), vd);
+        // (A NaN scale gives 0x7FFFFFFF already.)
+        if (!kNanCodes) return x;
+        // Magnitude 0x7F: h is 0x3F80 or 0xBF80.
+        nan = _mm256_cmpeq_epi16_mask(
+            _mm256_or_si256(h, _mm256_set1_epi16(INT16_MIN)),
+            _mm256_set1_epi16(static_cast<int16_t>(0xBF80)));
+      }
+      return _mm512_castsi512_ps(_mm512_mask_blend_epi32(
+          nan, _mm512_castps_si512(x), _mm512_set1_epi32(0x7FFFFFFF)));
+    }
+  }
+
+  HWY_INLINE void Store(__m512 x, uint8_t* out) const {
+    if constexpr (kTo == Format::kF32) {
+      _mm512_storeu_ps(out, x);
+    } else if constexpr (kTo == Format::kF16) {
+      _mm256_storeu_si256(
+          reinterpret_cast<__m256i*>(out),
+          _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    } else {
+      __m512i b = _mm512_castps_si512(x);
+      if (kNvfp4) {
+        // rn: (b + 0x7FFF + bit 16) >> 16; the NaN 0x7FFFFFFF (the only
+        // NaN here) is first lowered to 0x7FFF7FFF, which gives 0x7FFF.
+        b = _mm512_min_epi32(b, _mm512_set1_epi32(0x7FFF7FFF));
+        b = _mm512_add_epi32(
+            _mm512_add_epi32(b, _mm512_set1_epi32(0x7FFF)),
+            _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(1)));
+      }
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                          _mm512_cvtepi32_epi16(_mm512_srli_epi32(b, 16)));
+    }
+  }
+
+  __m512 tab0_ = _mm512_setzero_ps(), tab1_ = _mm512_setzero_ps();
+  const __m512i nibble_shift_ = _mm512_set4_epi32(4, 0, 4, 0);
+  // u16 lane j: lane 2j + 1 of the first vector (j < 16), else lane
+  // 2 (j - 16) + 1 of the second (index + 32).
+  const __m512i high_halves_ = _mm512_set_epi16(
+      63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37, 35, 33, 31, 29,
+      27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+  // Lanes 4q..4q+3 of 128-bit block q: codes 4q..4q+3 start at byte 3q
+  // (bit offsets 0, 6, 12, 18 from there).
+  const __m512i dense6_index_ = _mm512_set_epi32(
+      0x0E0D0C0B, 0x0D0C0B0A, 0x0C0B0A09, 0x0C0B0A09, 0x0B0A0908, 0x0A090807,
+      0x09080706, 0x09080706, 0x08070605, 0x07060504, 0x06050403, 0x06050403,
+      0x05040302, 0x04030201, 0x03020100, 0x03020100);
+  const __m512i dense6_shift_ =
+      _mm512_set_epi32(2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6, 0);
+  __m512 t_;
+  float dmin_, dmax_;
+};
+
+// MX blocks into bf16 or f16 on AVX-512, 32 elements per step in u16 lanes:
+// every element value e is a normal bf16 (f16: a normal f16 for fp4, fp6
+// and e4m3) and e * 2^s is exact, so while every nonzero finite |e| * 2^s
+// stays a normal of the output format (s in [kSLo, kSHi], which also
+// excludes the NaN scale 0xFF), its bits are e's bits plus s in the
+// exponent field: one masked 16-bit add on the looked-up bits of e, the
+// adds skipping zeros, Inf and NaN. e's bits come from vpermw (fp4: 16
+// signed codes), vpermt2w (fp6: 64 signed codes) or two vpermt2w of the
+// 128 magnitudes plus the sign (fp8), from tables of FastDecodeNarrow16.
+template <Format kElem, Format kTo>
+class HalfBlocks512 {
+  static constexpr internal::FastFormat kT = internal::FastFormatOf(kElem);
+  static constexpr internal::FastFormat kW = internal::FastFormatOf(kTo);
+  static constexpr int kELo = 1 - kT.bias - kT.man_bits;  // log2 min |e|
+  static constexpr int kEHi =
+      static_cast<int>(kT.max_code >> kT.man_bits) - kT.bias;
+  static constexpr int kWMinExp = 1 - kW.bias;  // smallest normal exponent
+  static constexpr int kWMaxExp = kW.bias;
+  static_assert(kELo >= kWMinExp, "element values must be normal outputs");
+
+ public:
+  static constexpr int kSLo = kWMinExp - kELo, kSHi = kWMaxExp - kEHi;
+
+  HalfBlocks512() {
+    using Dec = FastDecodeNarrow16<kElem, kTo>;
+    const hn::Full512<uint16_t> d16;
+    if constexpr (kT.bits == 4) {
+      tab_[0] = Dec::Decode(
+                    d16, hn::And(hn::Iota(d16, 0), hn::Set(d16, uint16_t{0xF})))
+                    .raw;
+    } else {
+      for (int j = 0; j < (kT.bits == 6 ? 2 : 4); ++j) {
+        tab_[j] = Dec::Decode(d16, hn::Iota(d16, 32 * j)).raw;
+      }
+    }
+  }
+
+  static bool Takes(uint8_t scale) {
+    const int s = static_cast<int>(scale) - 127;
+    return s >= kSLo && s <= kSHi;
+  }
+
+  HWY_INLINE void Block(uint8_t scale, const uint8_t* HWY_RESTRICT codes,
+                        size_t group_bytes, uint8_t* HWY_RESTRICT out) const {
+    const __m512i delta = _mm512_set1_epi16(static_cast<int16_t>(
+        (static_cast<int>(scale) - 127) * (1 << kW.man_bits)));
+    __m512i c, base;
+    __mmask32 scaled, nan = 0;
+    if constexpr (kT.bits == 4) {
+      if (group_bytes != 0) {
+        // Byte j feeds lanes 2j and 2j + 1 (shifted down by 4); vpermw
+        // reads index bits [4:0] and the table repeats after 16 entries.
+        const __m128i b = _mm_unpacklo_epi64(
+            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes)),
+            _mm_loadl_epi64(
+                reinterpret_cast<const __m128i*>(codes + group_bytes)));
+        c = _mm512_srlv_epi16(
+            _mm512_cvtepu8_epi16(_mm256_set_m128i(_mm_unpackhi_epi8(b, b),
+                                                  _mm_unpacklo_epi8(b, b))),
+            _mm512_set1_epi32(0x00040000));
+      } else {
+        c = _mm512_cvtepu8_epi16(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes)));
+      }
+      base = _mm512_permutexvar_epi16(c, tab_[0]);
+      scaled = _mm512_test_epi16_mask(c, _mm512_set1_epi16(0x7));
+    } else if constexpr (kT.bits == 6) {
+      if (group_bytes != 0) {
+        // u16 lane r of 128-bit block q: code 8 (q % 2) + r of group q / 2,
+        // from the byte pair at 6j / 8, shifted right by 6j % 8.
+        // (dense6 groups by masked loads: the row may end after 12 bytes.)
+        const __m128i g0 =
+            group_bytes == 16
+                ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes))
+                : _mm_maskz_loadu_epi8(0x0FFF, codes);
+        const __m128i g1 =
+            group_bytes == 16
+                ? _mm_loadu_si128(
+                      reinterpret_cast<const __m128i*>(codes + group_bytes))
+                : _mm_maskz_loadu_epi8(0x0FFF, codes + group_bytes);
+        const __m512i v = _mm512_inserti64x4(
+            _mm512_castsi256_si512(_mm256_broadcastsi128_si256(g0)),
+            _mm256_broadcastsi128_si256(g1), 1);
+        c = _mm512_srlv_epi16(_mm512_shuffle_epi8(v, dense6_index16_),
+                              dense6_shift16_);
+      } else {
+        c = _mm512_cvtepu8_epi16(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes)));
+      }
+      base = _mm512_permutex2var_epi16(tab_[0], c, tab_[1]);
+      scaled = _mm512_test_epi16_mask(c, _mm512_set1_epi16(0x1F));
+    } else {
+      c = _mm512_cvtepu8_epi16(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes)));
+      const __m512i mag = _mm512_and_si512(c, _mm512_set1_epi16(0x7F));
+      const __m512i lo = _mm512_permutex2var_epi16(tab_[0], mag, tab_[1]);
+      const __m512i hi = _mm512_permutex2var_epi16(tab_[2], mag, tab_[3]);
+      // | sign (bit 7 -> bit 15): A | (B & C) = 0xF8.
+      base = _mm512_ternarylogic_epi32(
+          _mm512_mask_blend_epi16(
+              _mm512_test_epi16_mask(c, _mm512_set1_epi16(0x40)), lo, hi),
+          _mm512_slli_epi16(c, 8), _mm512_set1_epi16(INT16_MIN), 0xF8);
+      // Finite nonzero magnitudes 1..max_code are scaled; NaN codes become
+      // the canonical NaN.
+      scaled = _mm512_cmplt_epu16_mask(
+          _mm512_sub_epi16(mag, _mm512_set1_epi16(1)),
+          _mm512_set1_epi16(static_cast<int16_t>(kT.max_code)));
+      nan = kElem == Format::kE5M2
+                ? _mm512_cmpgt_epu16_mask(mag, _mm512_set1_epi16(0x7C))
+                : _mm512_cmpeq_epi16_mask(mag, _mm512_set1_epi16(0x7F));
+    }
+    __m512i y = _mm512_mask_add_epi16(base, scaled, base, delta);
+    if (kT.bits == 8)
+      y = _mm512_mask_mov_epi16(y, nan, _mm512_set1_epi16(0x7FFF));
+    _mm512_storeu_si512(out, y);
+  }
+
+ private:
+  static __m512i Dense6Index16() {
+    alignas(64) uint8_t idx[64];
+    for (int q = 0; q < 4; ++q) {
+      for (int r = 0; r < 8; ++r) {
+        const int j = 8 * (q % 2) + r, b = 6 * j / 8;
+        idx[16 * q + 2 * r] = static_cast<uint8_t>(b);
+        idx[16 * q + 2 * r + 1] = static_cast<uint8_t>(b + 1);
+      }
+    }
+    return _mm512_load_si512(idx);
+  }
+  static __m512i Dense6Shift16() {
+    alignas(64) uint16_t sh[32];
+    for (int l = 0; l < 32; ++l)
+      sh[l] = static_cast<uint16_t>(6 * (l % 16) % 8);
+    return _mm512_load_si512(sh);
+  }
+
+  __m512i tab_[4] = {};
+  const __m512i dense6_index16_ = Dense6Index16();
+  const __m512i dense6_shift16_ = Dense6Shift16();
+};
+#endif  // HWY_TARGET <= HWY_AVX3
+
+// kElem: the element format; kNvfp4: 16-element blocks scaled by (e * d) * t;
+// kTo: f32, bf16 or f16.
+template <Format kElem, bool kNvfp4, Format kTo>
+struct MxRowDequantizer {
+  static constexpr size_t kBlock = kNvfp4 ? 16 : 32;
+  static constexpr size_t kOutBytes = kTo == Format::kF32 ? 4 : 2;
+  static constexpr int kBits = internal::FastFormatOf(kElem).bits;
+  using DU = hn::ScalableTag<uint32_t>;
+  using DF = hn::RebindToFloat<DU>;
+  static_assert(HWY_MAX_BYTES / 4 <= 16,
+                "a vector must not span two NVFP4 blocks");
+
+  // The N values at `codes`, scaled by `d` (and `t`), stored at `out`.
+  static HWY_INLINE void Step(DU du, const uint8_t* HWY_RESTRICT codes,
+                              hn::Vec<DF> d, hn::Vec<DF> t,
+                              uint8_t* HWY_RESTRICT out) {
+    const DF df;
+    const hn::Rebind<uint8_t, DU> du8;
+    const auto c = hn::PromoteTo(du, hn::LoadU(du8, codes));
+    // Exact element value (every code is a normal f32, zero, Inf or NaN).
+    const auto e = hn::BitCast(df, FastDecodeNarrow<kElem>::ToF32(du, c));
+    auto x = hn::Mul(e, d);
+    if (kNvfp4) x = hn::Mul(x, t);  // (e * d) is exact; one rounding here
+    if constexpr (kTo == Format::kF32) {
+      const auto bits =
+          hn::IfThenElse(hn::RebindMask(du, hn::Eq(x, x)), hn::BitCast(du, x),
+                         hn::Set(du, 0x7FFFFFFFu));
+      hn::StoreU(bits, du, reinterpret_cast<uint32_t*>(out));
+    } else {
+      // The encoder maps every NaN to the canonical code, as the scalar
+      // path's conversion of 0x7FFFFFFF does.
+      StoreLanes<2>(
+          du, FastEncodeF32<kTo, false>::EncodeRn(du, hn::BitCast(du, x)), out);
+    }
+  }
+
+  // Block k of the row, whose scale byte is `scale`, into `out`.
+  template <class Fast, class Half>
+  static HWY_INLINE void Block(const internal::MxDequantRow& a,
+                               const Fast& fast, const Half& half, size_t k,
+                               uint8_t scale, uint8_t* HWY_RESTRICT out) {
+    const DU du;
+    const DF df;
+    const size_t N = hn::Lanes(du);
+    const uint8_t* codes = a.group_bytes
+                               ? a.codes + k * (kBlock / 16) * a.group_bytes
+                               : a.codes + k * kBlock;
+    if (half.Takes(scale)) return half.Block(scale, codes, a.group_bytes, out);
+    const float d = a.scale_lut[scale];
+    if (fast.Takes(d)) return fast.Block(d, codes, a.group_bytes, out);
+    alignas(64) uint8_t unpacked[kBlock];
+    if (a.group_bytes) {
+      for (size_t i = 0; i < kBlock; ++i) {
+        const uint8_t* g = codes + i / 16 * a.group_bytes;
+        const size_t j = i % 16;
+        if (kBits == 4) {  // dense4: element j in nibble j % 2 of byte j / 2
+          unpacked[i] =
+              static_cast<uint8_t>(j % 2 ? g[j / 2] >> 4 : g[j / 2] & 0xF);
+        } else {  // dense6: element j in bits 6 (j % 4) of the 24-bit word j /
+                  // 4
+          const uint8_t* w = g + 3 * (j / 4);
+          const uint32_t word =
+              w[0] | (w[1] << 8) | (static_cast<uint32_t>(w[2]) << 16);
+          unpacked[i] = static_cast<uint8_t>((word >> (6 * (j % 4))) & 0x3F);
+        }
+      }
+      codes = unpacked;
+    }
+    const auto vd = hn::Set(df, d);
+    const auto t = hn::Set(df, a.tensor_scale);
+    for (size_t i = 0; i < kBlock; i += N)
+      Step(du, codes + i, vd, t, out + i * kOutBytes);
+  }
+
+  static HWY_NOINLINE void Row(const internal::MxDequantRow& row) {
+    // A local copy: the stores through `out` cannot alias it, so its fields
+    // stay in registers.
+    const internal::MxDequantRow a = row;
+#ifdef MXPACK_HAVE_DEQUANT_FAST512
+    const FastBlocks512<kElem, kNvfp4, kTo> fast(a.tensor_scale);
+    // MX into bf16, or into f16 where the element values are normal f16s.
+    constexpr bool kHalf = !kNvfp4 && kTo != Format::kF32 &&
+                           !(kTo == Format::kF16 && kElem == Format::kE5M2);
+    using Half = std::conditional_t<
+        kHalf, HalfBlocks512<kElem, kHalf ? kTo : Format::kBF16>, NoHalfBlocks>;
+    const Half half;
+#else
+    const NoFastBlocks fast;
+    const NoHalfBlocks half;
+#endif
+    const size_t whole = a.cols / kBlock;
+    constexpr size_t kOut = kBlock * kOutBytes;
+    size_t k = 0;
+    // Groups of 4 blocks: 4 consecutive scale bytes (both scale layouts).
+    for (const uint8_t* sp = a.scales; k + 4 <= whole;
+         k += 4, sp += a.stride4) {
+      uint8_t sc[4];
+      std::memcpy(sc, sp, 4);
+      for (size_t j = 0; j < 4; ++j)
+        Block(a, fast, half, k + j, sc[j], a.out + (k + j) * kOut);
+    }
+    for (; k < whole; ++k)
+      Block(a, fast, half, k, a.scales[(k / 4) * a.stride4 + k % 4],
+            a.out + k * kOut);
+    const size_t rest = a.cols - whole * kBlock;
+    if (rest != 0) {
+      // The codes are padded to whole blocks; the values go through a buffer.
+      alignas(64) uint8_t buf[kOut];
+      Block(a, fast, half, whole, a.scales[(whole / 4) * a.stride4 + whole % 4],
+            buf);
+      std::memcpy(a.out + whole * kOut, buf, rest * kOutBytes);
+    }
+  }
+};
+
+}  // namespace HWY_NAMESPACE
+}  // namespace mxpack
+HWY_AFTER_NAMESPACE();
+
+#endif  // MXPACK_SRC_MX_DEQUANTIZE_INL_H_

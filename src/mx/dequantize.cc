@@ -1,0 +1,137 @@
+// Dispatch and row driver of the SIMD DequantizeMx path (f32, bf16 and f16
+// outputs): packed rows are unpacked with the dispatched unpacker, then the
+// Highway kernel of src/mx/dequantize-inl.h decodes, scales and stores each
+// row in one pass.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/mx/dequantize.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "mxpack/mx.h"
+#include "src/mx/dequantize-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace mxpack {
+namespace HWY_NAMESPACE {
+
+template <Format kElem, bool kNvfp4>
+void DequantizeRowTo(Format to, const internal::MxDequantRow& a) {
+  switch (to) {
+    case Format::kBF16:
+      return MxRowDequantizer<kElem, kNvfp4, Format::kBF16>::Row(a);
+    case Format::kF16:
+      return MxRowDequantizer<kElem, kNvfp4, Format::kF16>::Row(a);
+    default:
+      return MxRowDequantizer<kElem, kNvfp4, Format::kF32>::Row(a);
+  }
+}
+
+// One row of `format` into `to` (f32, bf16 or f16).
+void MxDequantizeRow(MxFormat format, Format to,
+                     const internal::MxDequantRow& a) {
+  switch (format) {
+    case MxFormat::kMxfp8E4m3:
+      return DequantizeRowTo<Format::kE4M3, false>(to, a);
+    case MxFormat::kMxfp8E5m2:
+      return DequantizeRowTo<Format::kE5M2, false>(to, a);
+    case MxFormat::kMxfp6E2m3:
+      return DequantizeRowTo<Format::kE2M3, false>(to, a);
+    case MxFormat::kMxfp6E3m2:
+      return DequantizeRowTo<Format::kE3M2, false>(to, a);
+    case MxFormat::kMxfp4:
+      return DequantizeRowTo<Format::kE2M1, false>(to, a);
+    case MxFormat::kNvfp4:
+      return DequantizeRowTo<Format::kE2M1, true>(to, a);
+  }
+}
+
+// Whether MxDequantizeRow reads packed fp4 / fp6 rows (group_bytes).
+bool MxDequantizeReadsPacked() {
+#ifdef MXPACK_HAVE_DEQUANT_FAST512
+  return true;
+#else
+  return false;
+#endif
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace mxpack
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include <array>
+#include <cmath>
+#include <optional>
+#include <vector>
+
+#include "mxpack/pack.h"
+#include "mxpack/scalar.h"
+#include "src/mx/mx_internal.h"
+#include "src/util/dispatch_util.h"
+
+namespace mxpack {
+HWY_EXPORT(MxDequantizeRow);
+HWY_EXPORT(MxDequantizeReadsPacked);
+
+namespace internal {
+namespace {
+
+// The f32 value of every scale code of `scale` (ue8m0: 2^(c-127), 0xFF NaN;
+// ue4m3: codes with the sign bit are rejected before, 0 here).
+const float* ScaleTable(Format scale) {
+  static const auto make = [](Format f) {
+    std::array<float, 256> t{};
+    for (uint32_t c = 0; c < 256; ++c) {
+      t[c] = c < 0x80 || f == Format::kUE8M0 ? scalar::DecodeToF32(f, c) : 0.0f;
+      // NaN as 0x7FFFFFFF: times any non-NaN value it stays the canonical NaN.
+      if (std::isnan(t[c])) t[c] = scalar::F32FromBits(0x7FFFFFFFu);
+    }
+    return t;
+  };
+  static const std::array<float, 256> ue8m0 = make(Format::kUE8M0);
+  static const std::array<float, 256> ue4m3 = make(Format::kUE4M3);
+  return scale == Format::kUE8M0 ? ue8m0.data() : ue4m3.data();
+}
+
+}  // namespace
+
+void DequantizeMxSimd(const MxTensorView& q, Format to, uint8_t* out,
+                      Impl impl) {
+  const MxShape& s = q.shape;
+  const auto kernel = Pick(HWY_DISPATCH_TABLE(MxDequantizeRow), impl);
+  const size_t out_bytes = static_cast<size_t>(Traits(to).storage_bytes);
+  const size_t row_bytes = s.element_row_bytes();
+  std::optional<Layout> packed = PackedLayout(s.layout);
+  MxDequantRow a{};
+  // Packed rows are read in place where the kernel can.
+  if (packed && Pick(HWY_DISPATCH_TABLE(MxDequantizeReadsPacked), impl)()) {
+    a.group_bytes =
+        *packed == Layout::kDense4 ? 8 : (*packed == Layout::kDense6 ? 12 : 16);
+    packed = std::nullopt;
+  }
+  std::vector<uint8_t> codes(packed ? s.cols_padded() : 0);
+  a.stride4 = s.scale_layout == ScaleLayout::kLinear ? 4 : 512;
+  a.scale_lut = ScaleTable(MxScaleFormat(s.format));
+  a.tensor_scale = q.tensor_scale;
+  a.cols = s.cols;
+  for (size_t r = 0; r < s.rows; ++r) {
+    const uint8_t* src = q.elements.data() + r * row_bytes;
+    if (packed) {
+      // Sizes are consistent by construction, so Unpack cannot fail.
+      (void)Unpack(*packed, absl::MakeConstSpan(src, row_bytes),
+                   absl::MakeSpan(codes), impl);
+      src = codes.data();
+    }
+    a.codes = src;
+    a.scales = q.scales.data() + s.ScaleOffset(r, 0);
+    a.out = out + r * s.cols * out_bytes;
+    kernel(s.format, to, a);
+  }
+}
+
+}  // namespace internal
+}  // namespace mxpack
+#endif  // HWY_ONCE

@@ -276,7 +276,7 @@ void BM_QuantizeStackBlocks(benchmark::State& state, internal::StackArith arith)
     in[2 * i] = static_cast<uint8_t>(b >> 16);
     in[2 * i + 1] = static_cast<uint8_t>(b >> 24);
   }
-  std::vector<uint8_t> elements(static_cast<size_t>(el_per_block * nb * block)), scales(nb);
+  std::vector<uint8_t> elements(static_cast<size_t>(el_per_block * static_cast<double>(nb * block))), scales(nb);
   internal::StackBlocksArgs a;
   a.arith = arith;
   a.from = Format::kBF16;

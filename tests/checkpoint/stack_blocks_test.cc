@@ -100,8 +100,8 @@ std::vector<uint8_t> Blocks(Format w, size_t block, uint32_t seed,
     {
       std::vector<float> v = {256.0f * Pow2(e)};
       for (int m = 0; m < 16; ++m) {
-        v.push_back((1.0f + (2 * (m % 8) + 1) / 16.0f) * Pow2(e + m / 2 - 3));
-        v.push_back(-(m + 0.5f) * Pow2(e - 9));  // subnormal midpoints
+        v.push_back((1.0f + static_cast<float>(2 * (m % 8) + 1) / 16.0f) * Pow2(e + m / 2 - 3));
+        v.push_back(-(static_cast<float>(m) + 0.5f) * Pow2(e - 9));  // subnormal midpoints
       }
       emit(v);
     }
@@ -138,7 +138,7 @@ std::vector<uint8_t> Blocks(Format w, size_t block, uint32_t seed,
     const int e = static_cast<int>(rng() % 300) - 160;
     if (b % 3 == 0) {
       for (size_t k = 0; k < block; ++k) {
-        const uint32_t r = rng();
+        const uint32_t r = static_cast<uint32_t>(rng());
         PutBits(w, w == Format::kF32 ? r : r & 0xFFFF, in);
       }
     } else {
@@ -243,7 +243,7 @@ TEST(StackBlocks, AbsMaxBitsEveryTarget) {
       for (int kind = 0; kind < 4; ++kind) {
         std::vector<uint8_t> in;
         for (size_t i = 0; i < n; ++i) {
-          const uint32_t r = rng();
+          const uint32_t r = static_cast<uint32_t>(rng());
           if (kind == 0) {
             Put(w,
                 std::ldexp(static_cast<float>(r % 1000) - 500.0f,

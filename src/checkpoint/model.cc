@@ -22,6 +22,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
+#include "src/util/huge_buffer.h"
 #include "src/util/output_file.h"
 #include "src/util/thread_pool.h"
 
@@ -181,8 +182,11 @@ std::string TensorRecord(const MxShape& s, ScaleMode mode, ModelLayout layout,
   return j.dump();
 }
 
+// Large buffers are backed by huge pages where the system offers them
+// (src/util/huge_buffer.h): the workers' first writes then fault them in
+// 2 MiB at a time.
 absl::Span<uint8_t> NewBuffer(ModelOutput& out, size_t n, bool zero) {
-  out.buffers.emplace_back(zero ? new uint8_t[n]() : new uint8_t[n]);
+  out.buffers.push_back(internal::NewOutputBuffer(n, zero));
   return {out.buffers.back().get(), n};
 }
 

@@ -21,6 +21,7 @@
 #include "mxpack/pack.h"
 #include "mxpack/scalar.h"
 #include "src/mx/mx_internal.h"
+#include "src/mx/nvfp4_tensor_amax.h"
 
 namespace mxpack {
 namespace {
@@ -67,21 +68,6 @@ absl::Status CheckSource(Format from) {
   }
   return absl::InvalidArgumentError(absl::StrFormat(
       "from: expected f32, bf16 or f16, got %s", FormatName(from)));
-}
-
-// The largest of (bits & abs_mask) over n little-endian T values that is
-// below inf_bits (0 if none).
-template <typename T>
-T MaxFiniteMagnitudeBits(const uint8_t* p, size_t n, T abs_mask, T inf_bits) {
-  T m = 0;
-  for (size_t i = 0; i < n; ++i) {
-    T b;
-    std::memcpy(&b, p + i * sizeof(T), sizeof(T));
-    b = static_cast<T>(b & abs_mask);
-    b = b < inf_bits ? b : T{0};
-    m = std::max(m, b);
-  }
-  return m;
 }
 
 }  // namespace
@@ -421,20 +407,19 @@ absl::StatusOr<float> ComputeNvfp4TensorScale(Format from,
         "in: expected a multiple of %d bytes (%s), got %d", src_bytes,
         FormatName(from), in.size()));
   }
-  (void)impl;
-  // One branch-free pass over the bits (compilers vectorize it): IEEE
-  // magnitudes order like their sign-less bits, and Inf/NaN bits are the
-  // largest, so the finite amax is the largest sign-less bit pattern below
-  // Inf's. Only that one pattern is decoded.
+  // One pass over the bits (src/mx/nvfp4_tensor_amax.h): IEEE magnitudes
+  // order like their sign-less bits, and Inf/NaN bits are the largest, so
+  // the finite amax is the largest sign-less bit pattern below Inf's. Only
+  // that one pattern is decoded.
   uint8_t amax_bits[4] = {0, 0, 0, 0};
   if (from == Format::kF32) {
-    const uint32_t m = MaxFiniteMagnitudeBits<uint32_t>(
-        in.data(), in.size() / 4, 0x7FFFFFFFu, 0x7F800000u);
+    const uint32_t m =
+        internal::MaxFiniteMagnitudeBits32(in.data(), in.size() / 4, impl);
     std::memcpy(amax_bits, &m, 4);
   } else {  // bf16 / f16
     const uint16_t inf = from == Format::kBF16 ? 0x7F80 : 0x7C00;
-    const uint16_t m = MaxFiniteMagnitudeBits<uint16_t>(
-        in.data(), in.size() / 2, uint16_t{0x7FFF}, inf);
+    const uint16_t m = internal::MaxFiniteMagnitudeBits16(
+        in.data(), in.size() / 2, inf, impl);
     std::memcpy(amax_bits, &m, 2);
   }
   const float amax = internal::SourceToF32(from, amax_bits);

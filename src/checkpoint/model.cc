@@ -22,6 +22,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
+#include "src/mx/nvfp4_tensor_amax.h"
 #include "src/util/huge_buffer.h"
 #include "src/util/output_file.h"
 #include "src/util/thread_pool.h"
@@ -133,13 +134,6 @@ struct Chunk {
   size_t job;
   size_t r0, r1;
 };
-
-absl::Status FirstErrorStatus(const std::vector<absl::Status>& statuses) {
-  for (const absl::Status& s : statuses) {
-    if (!s.ok()) return s;
-  }
-  return absl::OkStatus();
-}
 
 absl::StatusOr<std::regex> CompileRegex(absl::string_view flag,
                                         const std::string& pattern) {
@@ -294,19 +288,35 @@ absl::StatusOr<ModelOutput> QuantizeModel(const SafetensorsView& in,
   rep.threads = pool.size();
   const auto tq = Clock::now();
 
-  // NVFP4: the tensor scale needs the whole tensor first.
+  // NVFP4: the tensor scale needs the whole tensor first: the finite amax
+  // of every tensor's kChunkBytes parts (all tensors' parts spread over the
+  // pool), combined by max per tensor, so as of the whole tensor.
   if (options.format == MxFormat::kNvfp4) {
-    std::vector<absl::Status> st(jobs.size());
-    pool.ParallelFor(jobs.size(), [&](size_t j) {
-      absl::StatusOr<float> t = ComputeNvfp4TensorScale(
-          jobs[j]->from, in.Bytes(*jobs[j]->in), options.impl);
-      if (t.ok()) {
-        jobs[j]->tensor_scale = *t;
-      } else {
-        st[j] = t.status();
-      }
+    struct Part {
+      size_t job;
+      size_t begin, end;  // byte range of the tensor's data
+    };
+    std::vector<Part> parts;
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      const size_t bytes = jobs[j]->in->num_bytes();
+      const size_t value_bytes = Traits(jobs[j]->from).storage_bytes;
+      const size_t step = kChunkBytes / value_bytes * value_bytes;
+      for (size_t b = 0; b < bytes; b += step) parts.push_back({j, b, std::min(bytes, b + step)});
+    }
+    std::vector<uint32_t> part_amax(parts.size());
+    pool.ParallelFor(parts.size(), [&](size_t k) {
+      const Part& p = parts[k];
+      const Job& job = *jobs[p.job];
+      part_amax[k] = internal::MaxFiniteMagnitudeBits(
+          job.from, in.Bytes(*job.in).data() + p.begin, p.end - p.begin, options.impl);
     });
-    if (absl::Status s = FirstErrorStatus(st); !s.ok()) return s;
+    std::vector<uint32_t> amax(jobs.size(), 0);
+    for (size_t k = 0; k < parts.size(); ++k) {
+      amax[parts[k].job] = std::max(amax[parts[k].job], part_amax[k]);
+    }
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      jobs[j]->tensor_scale = internal::Nvfp4TensorScaleFromAmaxBits(jobs[j]->from, amax[j]);
+    }
   }
 
   std::vector<Chunk> chunks;

@@ -411,19 +411,8 @@ absl::StatusOr<float> ComputeNvfp4TensorScale(Format from,
   // order like their sign-less bits, and Inf/NaN bits are the largest, so
   // the finite amax is the largest sign-less bit pattern below Inf's. Only
   // that one pattern is decoded.
-  uint8_t amax_bits[4] = {0, 0, 0, 0};
-  if (from == Format::kF32) {
-    const uint32_t m =
-        internal::MaxFiniteMagnitudeBits32(in.data(), in.size() / 4, impl);
-    std::memcpy(amax_bits, &m, 4);
-  } else {  // bf16 / f16
-    const uint16_t inf = from == Format::kBF16 ? 0x7F80 : 0x7C00;
-    const uint16_t m = internal::MaxFiniteMagnitudeBits16(
-        in.data(), in.size() / 2, inf, impl);
-    std::memcpy(amax_bits, &m, 2);
-  }
-  const float amax = internal::SourceToF32(from, amax_bits);
-  return amax > 0.0f ? amax / 2688.0f : 1.0f;
+  return internal::Nvfp4TensorScaleFromAmaxBits(
+      from, internal::MaxFiniteMagnitudeBits(from, in.data(), in.size(), impl));
 }
 
 absl::Status QuantizeMxRows(MxFormat format, Format from,

@@ -28,6 +28,7 @@ uint16_t MaxFiniteMagnitudeBits16Simd(const uint8_t* p, size_t n,
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include "src/mx/mx_internal.h"  // SourceToF32
 #include "src/util/dispatch_util.h"
 
 namespace mxpack::internal {
@@ -68,6 +69,20 @@ uint16_t MaxFiniteMagnitudeBits16(const uint8_t* p, size_t n, uint16_t inf_bits,
   }
   return Pick(HWY_DISPATCH_TABLE(MaxFiniteMagnitudeBits16Simd), impl)(p, n,
                                                                       inf_bits);
+}
+
+uint32_t MaxFiniteMagnitudeBits(Format from, const uint8_t* p, size_t bytes,
+                                Impl impl) {
+  if (from == Format::kF32) return MaxFiniteMagnitudeBits32(p, bytes / 4, impl);
+  const uint16_t inf = from == Format::kBF16 ? 0x7F80 : 0x7C00;  // bf16 / f16
+  return MaxFiniteMagnitudeBits16(p, bytes / 2, inf, impl);
+}
+
+float Nvfp4TensorScaleFromAmaxBits(Format from, uint32_t amax_bits) {
+  uint8_t bytes[4];
+  std::memcpy(bytes, &amax_bits, 4);  // little-endian hosts: low bytes first
+  const float amax = SourceToF32(from, bytes);
+  return amax > 0.0f ? amax / 2688.0f : 1.0f;
 }
 
 }  // namespace mxpack::internal

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "mxpack/dispatch.h"
+#include "mxpack/format.h"
 
 namespace mxpack::internal {
 
@@ -19,6 +20,16 @@ uint32_t MaxFiniteMagnitudeBits32(const uint8_t* p, size_t n, Impl impl);
 // sign-less mask 0x7FFF.
 uint16_t MaxFiniteMagnitudeBits16(const uint8_t* p, size_t n, uint16_t inf_bits,
                                   Impl impl);
+
+// The finite amax bits of the `bytes / storage bytes` values of `from` (f32,
+// bf16 or f16) at `p`: the functions above by format. Maxima of parts of a
+// tensor combine into the tensor's by max.
+uint32_t MaxFiniteMagnitudeBits(Format from, const uint8_t* p, size_t bytes,
+                                Impl impl);
+
+// The NVFP4 tensor scale from the finite amax bits of a tensor in `from`
+// (docs/semantics.md section 5): amax / 2688 in f32, or 1 when amax is 0.
+float Nvfp4TensorScaleFromAmaxBits(Format from, uint32_t amax_bits);
 
 }  // namespace mxpack::internal
 

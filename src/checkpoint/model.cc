@@ -472,10 +472,26 @@ absl::StatusOr<ModelOutput> DequantizeModel(const SafetensorsView& in,
       job->dtype = q.dtype;
       job->to = *StDtypeFormat(q.dtype);
     }
-    // Uninitialized: DequantizeMx writes every byte.
-    job->out = NewBuffer(out, q.shape.rows * q.shape.cols * StDtypeSize(job->dtype), false);
     job_of_qdata[q.qdata] = jobs.size();
     jobs.push_back(std::move(job));
+  }
+  // One uninitialized buffer for every output (DequantizeMx writes every
+  // byte), each tensor 64-byte aligned in it: huge pages then cover all but
+  // its two ends, where per-tensor buffers would leave up to 4 MiB per
+  // tensor to 4 KiB pages.
+  constexpr size_t kAlign = 64;
+  size_t out_total = 0;
+  for (const auto& job : jobs) {
+    const MxShape& s = job->view.shape;
+    out_total += (s.rows * s.cols * StDtypeSize(job->dtype) + kAlign - 1) / kAlign * kAlign;
+  }
+  const absl::Span<uint8_t> all = NewBuffer(out, out_total, false);
+  size_t out_offset = 0;
+  for (const auto& job : jobs) {
+    const MxShape& s = job->view.shape;
+    const size_t n = s.rows * s.cols * StDtypeSize(job->dtype);
+    job->out = all.subspan(out_offset, n);
+    out_offset += (n + kAlign - 1) / kAlign * kAlign;
   }
 
   internal::ThreadPool pool(options.threads);

@@ -1,8 +1,9 @@
 // quantize-model on >= 1 GiB checkpoints:
 // BM_QuantizeModel (library QuantizeModel: every 2-D tensor of an f32 file in
 // memory to MXFP4 or NVFP4, tcgen05 layouts, 1 or 2 threads, no error
-// statistics) and BM_DequantizeModel (DequantizeModel of that model quantized,
-// back to f32) against BM_MemcpyModel, a memcpy of the same data bytes; and
+// statistics; BM_QuantizeModelErrorStats: with them, 2 threads) and
+// BM_DequantizeModel (DequantizeModel of that model quantized, back to f32)
+// against BM_MemcpyModel, a memcpy of the same data bytes; and
 // BM_QuantizeCheckpoint (QuantizeCheckpoint of a bf16 model directory of 4
 // shards on disk to compressed-tensors NVFP4 or MXFP4 with 2 threads, output
 // written to disk) against BM_MemcpyCheckpoint, a memcpy of the same tensor
@@ -69,13 +70,15 @@ void BM_MemcpyModel(benchmark::State& state) {
 }
 BENCHMARK(BM_MemcpyModel)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 
-// range(0): 0 = MXFP4, 1 = NVFP4; range(1): threads.
-void BM_QuantizeModel(benchmark::State& state) {
+// range(0): 0 = MXFP4, 1 = NVFP4; range(1): threads. BM_QuantizeModelErrorStats:
+// the same with error statistics (quantize-model --error-stats).
+void QuantizeModelBench(benchmark::State& state, bool error_stats) {
   const SafetensorsView& v = BigCheckpoint().view;
   QuantizeModelOptions o;
   o.format = state.range(0) == 0 ? MxFormat::kMxfp4 : MxFormat::kNvfp4;
   o.layout = ModelLayout::kTcgen05;
   o.threads = static_cast<size_t>(state.range(1));
+  o.error_stats = error_stats;
   uint64_t processed = 0;
   for (auto _ : state) {
     absl::StatusOr<ModelOutput> out = QuantizeModel(v, o);
@@ -91,9 +94,18 @@ void BM_QuantizeModel(benchmark::State& state) {
                           static_cast<int64_t>(v.data.size()));
   state.counters["quantized_GiB"] = static_cast<double>(processed) / (1 << 30);
 }
+void BM_QuantizeModel(benchmark::State& state) { QuantizeModelBench(state, false); }
+void BM_QuantizeModelErrorStats(benchmark::State& state) { QuantizeModelBench(state, true); }
 BENCHMARK(BM_QuantizeModel)
     ->ArgNames({"nvfp4", "threads"})
     ->Args({0, 1})
+    ->Args({0, 2})
+    ->Args({1, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
+BENCHMARK(BM_QuantizeModelErrorStats)
+    ->ArgNames({"nvfp4", "threads"})
     ->Args({0, 2})
     ->Args({1, 2})
     ->Unit(benchmark::kMillisecond)

@@ -22,6 +22,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
+#include "src/mx/nvfp4_tensor_amax.h"
+#include "src/util/huge_buffer.h"
 #include "src/util/output_file.h"
 #include "src/util/thread_pool.h"
 
@@ -133,13 +135,6 @@ struct Chunk {
   size_t r0, r1;
 };
 
-absl::Status FirstErrorStatus(const std::vector<absl::Status>& statuses) {
-  for (const absl::Status& s : statuses) {
-    if (!s.ok()) return s;
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::regex> CompileRegex(absl::string_view flag,
                                         const std::string& pattern) {
   try {
@@ -181,8 +176,11 @@ std::string TensorRecord(const MxShape& s, ScaleMode mode, ModelLayout layout,
   return j.dump();
 }
 
+// Large buffers are backed by huge pages where the system offers them
+// (src/util/huge_buffer.h): the workers' first writes then fault them in
+// 2 MiB at a time.
 absl::Span<uint8_t> NewBuffer(ModelOutput& out, size_t n, bool zero) {
-  out.buffers.emplace_back(zero ? new uint8_t[n]() : new uint8_t[n]);
+  out.buffers.push_back(internal::NewOutputBuffer(n, zero));
   return {out.buffers.back().get(), n};
 }
 
@@ -290,19 +288,35 @@ absl::StatusOr<ModelOutput> QuantizeModel(const SafetensorsView& in,
   rep.threads = pool.size();
   const auto tq = Clock::now();
 
-  // NVFP4: the tensor scale needs the whole tensor first.
+  // NVFP4: the tensor scale needs the whole tensor first: the finite amax
+  // of every tensor's kChunkBytes parts (all tensors' parts spread over the
+  // pool), combined by max per tensor, so as of the whole tensor.
   if (options.format == MxFormat::kNvfp4) {
-    std::vector<absl::Status> st(jobs.size());
-    pool.ParallelFor(jobs.size(), [&](size_t j) {
-      absl::StatusOr<float> t = ComputeNvfp4TensorScale(
-          jobs[j]->from, in.Bytes(*jobs[j]->in), options.impl);
-      if (t.ok()) {
-        jobs[j]->tensor_scale = *t;
-      } else {
-        st[j] = t.status();
-      }
+    struct Part {
+      size_t job;
+      size_t begin, end;  // byte range of the tensor's data
+    };
+    std::vector<Part> parts;
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      const size_t bytes = jobs[j]->in->num_bytes();
+      const size_t value_bytes = Traits(jobs[j]->from).storage_bytes;
+      const size_t step = kChunkBytes / value_bytes * value_bytes;
+      for (size_t b = 0; b < bytes; b += step) parts.push_back({j, b, std::min(bytes, b + step)});
+    }
+    std::vector<uint32_t> part_amax(parts.size());
+    pool.ParallelFor(parts.size(), [&](size_t k) {
+      const Part& p = parts[k];
+      const Job& job = *jobs[p.job];
+      part_amax[k] = internal::MaxFiniteMagnitudeBits(
+          job.from, in.Bytes(*job.in).data() + p.begin, p.end - p.begin, options.impl);
     });
-    if (absl::Status s = FirstErrorStatus(st); !s.ok()) return s;
+    std::vector<uint32_t> amax(jobs.size(), 0);
+    for (size_t k = 0; k < parts.size(); ++k) {
+      amax[parts[k].job] = std::max(amax[parts[k].job], part_amax[k]);
+    }
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      jobs[j]->tensor_scale = internal::Nvfp4TensorScaleFromAmaxBits(jobs[j]->from, amax[j]);
+    }
   }
 
   std::vector<Chunk> chunks;
@@ -458,10 +472,26 @@ absl::StatusOr<ModelOutput> DequantizeModel(const SafetensorsView& in,
       job->dtype = q.dtype;
       job->to = *StDtypeFormat(q.dtype);
     }
-    // Uninitialized: DequantizeMx writes every byte.
-    job->out = NewBuffer(out, q.shape.rows * q.shape.cols * StDtypeSize(job->dtype), false);
     job_of_qdata[q.qdata] = jobs.size();
     jobs.push_back(std::move(job));
+  }
+  // One uninitialized buffer for every output (DequantizeMx writes every
+  // byte), each tensor 64-byte aligned in it: huge pages then cover all but
+  // its two ends, where per-tensor buffers would leave up to 4 MiB per
+  // tensor to 4 KiB pages.
+  constexpr size_t kAlign = 64;
+  size_t out_total = 0;
+  for (const auto& job : jobs) {
+    const MxShape& s = job->view.shape;
+    out_total += (s.rows * s.cols * StDtypeSize(job->dtype) + kAlign - 1) / kAlign * kAlign;
+  }
+  const absl::Span<uint8_t> all = NewBuffer(out, out_total, false);
+  size_t out_offset = 0;
+  for (const auto& job : jobs) {
+    const MxShape& s = job->view.shape;
+    const size_t n = s.rows * s.cols * StDtypeSize(job->dtype);
+    job->out = all.subspan(out_offset, n);
+    out_offset += (n + kAlign - 1) / kAlign * kAlign;
   }
 
   internal::ThreadPool pool(options.threads);

@@ -11,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
@@ -21,6 +22,7 @@
 #include "mxpack/pack.h"
 #include "mxpack/scalar.h"
 #include "src/mx/mx_internal.h"
+#include "src/mx/nvfp4_tensor_amax.h"
 
 namespace mxpack {
 namespace {
@@ -67,21 +69,6 @@ absl::Status CheckSource(Format from) {
   }
   return absl::InvalidArgumentError(absl::StrFormat(
       "from: expected f32, bf16 or f16, got %s", FormatName(from)));
-}
-
-// The largest of (bits & abs_mask) over n little-endian T values that is
-// below inf_bits (0 if none).
-template <typename T>
-T MaxFiniteMagnitudeBits(const uint8_t* p, size_t n, T abs_mask, T inf_bits) {
-  T m = 0;
-  for (size_t i = 0; i < n; ++i) {
-    T b;
-    std::memcpy(&b, p + i * sizeof(T), sizeof(T));
-    b = static_cast<T>(b & abs_mask);
-    b = b < inf_bits ? b : T{0};
-    m = std::max(m, b);
-  }
-  return m;
 }
 
 }  // namespace
@@ -421,24 +408,12 @@ absl::StatusOr<float> ComputeNvfp4TensorScale(Format from,
         "in: expected a multiple of %d bytes (%s), got %d", src_bytes,
         FormatName(from), in.size()));
   }
-  (void)impl;
-  // One branch-free pass over the bits (compilers vectorize it): IEEE
-  // magnitudes order like their sign-less bits, and Inf/NaN bits are the
-  // largest, so the finite amax is the largest sign-less bit pattern below
-  // Inf's. Only that one pattern is decoded.
-  uint8_t amax_bits[4] = {0, 0, 0, 0};
-  if (from == Format::kF32) {
-    const uint32_t m = MaxFiniteMagnitudeBits<uint32_t>(
-        in.data(), in.size() / 4, 0x7FFFFFFFu, 0x7F800000u);
-    std::memcpy(amax_bits, &m, 4);
-  } else {  // bf16 / f16
-    const uint16_t inf = from == Format::kBF16 ? 0x7F80 : 0x7C00;
-    const uint16_t m = MaxFiniteMagnitudeBits<uint16_t>(
-        in.data(), in.size() / 2, uint16_t{0x7FFF}, inf);
-    std::memcpy(amax_bits, &m, 2);
-  }
-  const float amax = internal::SourceToF32(from, amax_bits);
-  return amax > 0.0f ? amax / 2688.0f : 1.0f;
+  // One pass over the bits (src/mx/nvfp4_tensor_amax.h): IEEE magnitudes
+  // order like their sign-less bits, and Inf/NaN bits are the largest, so
+  // the finite amax is the largest sign-less bit pattern below Inf's. Only
+  // that one pattern is decoded.
+  return internal::Nvfp4TensorScaleFromAmaxBits(
+      from, internal::MaxFiniteMagnitudeBits(from, in.data(), in.size(), impl));
 }
 
 absl::Status QuantizeMxRows(MxFormat format, Format from,
@@ -737,6 +712,57 @@ absl::Status DequantizeMx(const MxTensorView& q, Format to,
   return absl::OkStatus();
 }
 
+namespace {
+
+// The running sums of ComputeMxErrorStats, added in row-major element order.
+struct ErrorSums {
+  double sum_x2 = 0, sum_e2 = 0, max_abs_error = 0;
+  size_t finite = 0, nan_inf_inputs = 0, nan_outputs = 0, saturated = 0;
+};
+
+// Adds row r (input xs, decoded by dec) to a. Out of line and free of calls,
+// so that the sums stay in registers (the calls of the caller's row loop
+// clobber every xmm register, which made GCC keep them in memory).
+ABSL_ATTRIBUTE_NOINLINE ErrorSums AddRowErrors(ErrorSums a, const RowDecoder& dec,
+                                               const float* xs, size_t r, const MxShape& s,
+                                               float tensor_scale, float max_finite) {
+  const bool nvfp4 = s.format == MxFormat::kNvfp4;
+  const float* elements = dec.elements();
+  for (size_t k = 0; k < s.blocks_per_row(); ++k) {
+    // Per block: X (MX: 2^s, exact in double) or the NVFP4 divisor d * t.
+    const float d = dec.scale(r, k);
+    const double x_scale =
+        nvfp4 ? static_cast<double>(d) * tensor_scale : static_cast<double>(d);
+    const float p = nvfp4 ? d * tensor_scale : 0.0f;
+    const double inv_scale = 1.0 / x_scale;  // MX: a power of two, exact
+    const size_t c_end = std::min(s.cols, (k + 1) * s.block());
+    for (size_t c = k * s.block(); c < c_end; ++c) {
+      const float x = xs[c];
+      if (!std::isfinite(x)) {
+        ++a.nan_inf_inputs;
+        continue;
+      }
+      const double xhat = static_cast<double>(elements[c]) * x_scale;
+      if (std::isnan(xhat)) {
+        ++a.nan_outputs;
+        continue;
+      }
+      // The scaled value the element encoder saw.
+      const double y = nvfp4 ? (p == 0.0f ? 0.0 : static_cast<double>(x / p))
+                             : static_cast<double>(x) * inv_scale;
+      if (std::fabs(y) > max_finite) ++a.saturated;
+      const double err = static_cast<double>(x) - xhat;
+      a.max_abs_error = std::max(a.max_abs_error, std::fabs(err));
+      a.sum_x2 += static_cast<double>(x) * x;
+      a.sum_e2 += err * err;
+      ++a.finite;
+    }
+  }
+  return a;
+}
+
+}  // namespace
+
 absl::StatusOr<MxErrorStats> ComputeMxErrorStats(Format from,
                                                  absl::Span<const uint8_t> in,
                                                  const MxTensorView& q) {
@@ -751,11 +777,9 @@ absl::StatusOr<MxErrorStats> ComputeMxErrorStats(Format from,
         in.size()));
   }
   const internal::MxElementInfo info = internal::ElementInfo(s.format);
-  const bool nvfp4 = s.format == MxFormat::kNvfp4;
   MxErrorStats st;
   st.elements = s.rows * s.cols;
-  double sum_x2 = 0, sum_e2 = 0;
-  size_t finite = 0;
+  ErrorSums sums;
   RowDecoder dec(q, Impl{});
   std::vector<float> xs(s.cols);
   for (size_t r = 0; r < s.rows; ++r) {
@@ -770,37 +794,14 @@ absl::StatusOr<MxErrorStats> ComputeMxErrorStats(Format from,
                          absl::MakeSpan(reinterpret_cast<uint8_t*>(xs.data()),
                                         s.cols * 4));
     }
-    for (size_t k = 0; k < s.blocks_per_row(); ++k) {
-      // Per block: X (MX: 2^s, exact in double) or the NVFP4 divisor d * t.
-      const float d = dec.scale(r, k);
-      const double x_scale =
-          nvfp4 ? static_cast<double>(d) * q.tensor_scale : static_cast<double>(d);
-      const float p = nvfp4 ? d * q.tensor_scale : 0.0f;
-      const double inv_scale = 1.0 / x_scale;  // MX: a power of two, exact
-      const size_t c_end = std::min(s.cols, (k + 1) * s.block());
-      for (size_t c = k * s.block(); c < c_end; ++c) {
-        const float x = xs[c];
-        if (!std::isfinite(x)) {
-          ++st.nan_inf_inputs;
-          continue;
-        }
-        const double xhat = static_cast<double>(dec.element(c)) * x_scale;
-        if (std::isnan(xhat)) {
-          ++st.nan_outputs;
-          continue;
-        }
-        // The scaled value the element encoder saw.
-        const double y = nvfp4 ? (p == 0.0f ? 0.0 : static_cast<double>(x / p))
-                               : static_cast<double>(x) * inv_scale;
-        if (std::fabs(y) > info.max_finite) ++st.saturated;
-        const double err = static_cast<double>(x) - xhat;
-        st.max_abs_error = std::max(st.max_abs_error, std::fabs(err));
-        sum_x2 += static_cast<double>(x) * x;
-        sum_e2 += err * err;
-        ++finite;
-      }
-    }
+    sums = AddRowErrors(sums, dec, xs.data(), r, s, q.tensor_scale, info.max_finite);
   }
+  st.nan_inf_inputs = sums.nan_inf_inputs;
+  st.nan_outputs = sums.nan_outputs;
+  st.saturated = sums.saturated;
+  st.max_abs_error = sums.max_abs_error;
+  const double sum_x2 = sums.sum_x2, sum_e2 = sums.sum_e2;
+  const size_t finite = sums.finite;
   if (finite > 0) {
     st.rmse = std::sqrt(sum_e2 / static_cast<double>(finite));
     st.signal_power = sum_x2 / static_cast<double>(finite);

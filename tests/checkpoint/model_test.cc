@@ -248,6 +248,56 @@ INSTANTIATE_TEST_SUITE_P(
                           ModelLayoutName(i.param.layout));
     });
 
+// NVFP4's tensor scale is the finite amax of the whole tensor although
+// quantize-model measures it in 2 MiB parts: f32 and bf16 tensors of 2.5
+// MiB, the largest finite magnitude only in the last part, the first part
+// zero but for an Inf and a NaN.
+TEST(ModelNvfp4Test, TensorScaleOfTheWholeTensorAcrossParts) {
+  const size_t cols = 2048;
+  std::vector<std::vector<uint8_t>> data(2);
+  std::vector<StTensorOut> t;
+  for (const StDtype dtype : {StDtype::kF32, StDtype::kBF16}) {
+    const size_t bytes = dtype == StDtype::kF32 ? 4 : 2;
+    const size_t rows = (5u << 19) / (cols * bytes);
+    std::vector<uint8_t>& d = data[bytes == 4 ? 0 : 1];
+    d.assign(rows * cols * bytes, 0);
+    for (size_t i = (2u << 20) / bytes; i < rows * cols; ++i) {  // the second part
+      const float f = static_cast<float>(i % 97) * 0.25f - 12.0f;  // |f| <= 12
+      uint32_t u;
+      std::memcpy(&u, &f, 4);
+      if (bytes == 2) u >>= 16;  // exact: multiples of 0.25 below 2^7
+      std::memcpy(&d[i * bytes], &u, bytes);
+    }
+    const size_t last = rows * cols - 3;  // -24.5, the amax, in the last part
+    const uint32_t amax_bits = bytes == 4 ? 0xC1C40000u : 0xC1C4u;
+    std::memcpy(&d[last * bytes], &amax_bits, bytes);
+    const uint32_t inf = bytes == 4 ? 0x7F800000u : 0x7F80u;
+    const uint32_t nan = bytes == 4 ? 0xFFC00000u : 0xFFC0u;
+    std::memcpy(&d[7 * bytes], &inf, bytes);
+    std::memcpy(&d[9 * bytes], &nan, bytes);
+    t.push_back({bytes == 4 ? "a.weight" : "b.weight", dtype, {rows, cols}, d});
+  }
+  const absl::StatusOr<std::vector<uint8_t>> file = SerializeSafetensors(t, {});
+  ASSERT_TRUE(file.ok()) << file.status();
+  const SafetensorsView in = *ParseSafetensors(*file);
+  QuantizeModelOptions o;
+  o.format = MxFormat::kNvfp4;
+  o.threads = 2;
+  absl::StatusOr<ModelOutput> out = QuantizeModel(in, o);
+  ASSERT_TRUE(out.ok()) << out.status();
+  for (const StTensorInfo& i : in.tensors) {
+    const absl::StatusOr<float> whole =
+        ComputeNvfp4TensorScale(*StDtypeFormat(i.dtype), in.Bytes(i));
+    ASSERT_TRUE(whole.ok());
+    EXPECT_EQ(*whole, 24.5f / 2688.0f) << i.name;
+    float got = 0;
+    for (const StTensorOut& o2 : out->tensors) {
+      if (o2.name == i.name + ".tscale") std::memcpy(&got, o2.data.data(), 4);
+    }
+    EXPECT_EQ(got, *whole) << i.name;
+  }
+}
+
 TEST(ThreadPoolTest, EveryIndexRunsExactlyOnceOnEveryCall) {
   for (size_t threads : {1, 2, 4}) {
     internal::ThreadPool pool(threads);

@@ -17,6 +17,7 @@
 #include "mxpack/pack.h"
 #include "mxpack/scalar.h"
 #include "src/mx/mx_internal.h"
+#include "src/mx/nvfp4_tensor_amax.h"
 #include "tests/common/oracle.h"
 #include "tests/mx/mx_test_util.h"
 
@@ -92,6 +93,57 @@ TEST(MxGolden, Nvfp4TensorScaleIgnoresNanInfEverySource) {
   for (Format from : {Format::kF32, Format::kBF16, Format::kF16}) {
     EXPECT_EQ(*ComputeNvfp4TensorScale(from, ToSource(special, from)), 1.0f)
         << FormatName(from);
+  }
+}
+
+// The tensor amax pass (src/mx/nvfp4_tensor_amax.h) on every target against
+// the scalar reference and against the planted maximum: lengths 0..200
+// values (every tail of every vector width, u16 lanes included), unaligned
+// starts, the largest finite magnitude (the value just below Inf, either
+// sign, or a random one) at every position, with +-Inf and NaN bit patterns
+// around it that must not count.
+TEST(MxTensorScale, AmaxPassEveryTargetEqualsScalar) {
+  std::mt19937 gen(7);
+  const auto rng = [&] { return static_cast<uint32_t>(gen()); };
+  struct Case {
+    size_t bytes;
+    uint32_t inf;
+  };
+  for (const Case c : {Case{4, 0x7F800000u}, Case{2, 0x7F80u}, Case{2, 0x7C00u}}) {
+    const uint32_t sign = c.bytes == 4 ? 0x80000000u : 0x8000u;
+    const uint32_t specials[] = {c.inf, c.inf | sign, c.inf + 1, c.inf | (c.inf >> 1),
+                                 (c.inf | (c.inf >> 1)) | sign, sign - 1};
+    for (size_t n = 0; n <= 200; ++n) {
+      for (size_t offset : {size_t{0}, size_t{1}, size_t{3}}) {
+        for (size_t k = 0; k < std::max<size_t>(n, 1); k += (n > 40 ? 7 : 1)) {
+          std::vector<uint8_t> buf(offset + n * c.bytes);
+          uint32_t planted = 0;
+          for (size_t i = 0; i < n; ++i) {
+            // Random finite magnitudes below a quarter of Inf's bits.
+            uint32_t v = rng() % (c.inf / 4) | (rng() & sign);
+            if (rng() % 8 == 0) v = specials[rng() % std::size(specials)];
+            if (i == k) {
+              planted = rng() % 2 ? c.inf - 1 : c.inf / 4 + rng() % (c.inf / 2);
+              v = planted | (rng() & sign);
+            }
+            std::memcpy(buf.data() + offset + i * c.bytes, &v, c.bytes);
+          }
+          const uint8_t* p = buf.data() + offset;
+          const auto run = [&](Impl impl) -> uint32_t {
+            return c.bytes == 4 ? internal::MaxFiniteMagnitudeBits32(p, n, impl)
+                                : internal::MaxFiniteMagnitudeBits16(
+                                      p, n, static_cast<uint16_t>(c.inf), impl);
+          };
+          const uint32_t ref = run(Impl{Impl::kScalar});
+          ASSERT_EQ(ref, planted) << "scalar n=" << n << " k=" << k;
+          for (int64_t target : AvailableTargets()) {
+            ASSERT_EQ(run(Impl{target}), ref)
+                << ImplName(Impl{target}) << " inf=0x" << std::hex << c.inf << std::dec
+                << " n=" << n << " offset=" << offset << " k=" << k;
+          }
+        }
+      }
+    }
   }
 }
 

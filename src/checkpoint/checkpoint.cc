@@ -2,8 +2,6 @@
 // (selection, scheme outputs, output shards), an amax pass for fused NVFP4
 // groups, then one input shard at a time: quantize, write output shards into
 // the staged output, copy the directory's other files, commit.
-#include <sys/mman.h>  // madvise
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -11,7 +9,6 @@
 #include <cstring>
 #include <map>
 #include <memory>
-#include <new>
 #include <set>
 #include <string>
 #include <utility>
@@ -24,10 +21,11 @@
 #include "mxpack/model.h"
 #include "mxpack/scalar.h"
 #include "src/checkpoint/checkpoint_io.h"
-#include "src/util/output_file.h"
 #include "src/checkpoint/scheme.h"
 #include "src/checkpoint/selection.h"
 #include "src/checkpoint/stack_blocks.h"
+#include "src/util/huge_buffer.h"
+#include "src/util/output_file.h"
 #include "src/util/thread_pool.h"
 
 namespace mxpack {
@@ -281,35 +279,11 @@ absl::Status WriteIndex(const std::string& out_dir,
                                  j.dump(2) + "\n");
 }
 
-// An output buffer: from malloc, or for 2 MiB and more 2 MiB-aligned and
-// advised to use transparent huge pages, so that its first touch takes one
-// page fault per 2 MiB instead of one per 4 KiB page.
-struct FreeDeleter {
-  void operator()(uint8_t* p) const { std::free(p); }
-};
-using OutputBuffer = std::unique_ptr<uint8_t, FreeDeleter>;
-
-OutputBuffer NewOutputBuffer(size_t bytes, bool zeroed) {
-  constexpr size_t kHuge = size_t{2} << 20;
-  void* p = nullptr;
-  if (bytes >= kHuge) {
-    const size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
-    if (posix_memalign(&p, kHuge, rounded) != 0) p = nullptr;
-#ifdef MADV_HUGEPAGE
-    if (p != nullptr) madvise(p, rounded, MADV_HUGEPAGE);  // advice only
-#endif
-  }
-  if (p == nullptr) p = std::malloc(std::max<size_t>(bytes, 1));
-  if (p == nullptr) throw std::bad_alloc();
-  if (zeroed) std::memset(p, 0, bytes);
-  return OutputBuffer(static_cast<uint8_t*>(p));
-}
-
 // Tensors of one output shard being assembled.
 struct PendingShard {
   std::vector<StTensorOut> tensors;
   std::map<std::string, std::string> metadata;
-  std::vector<OutputBuffer> buffers;
+  std::vector<std::unique_ptr<uint8_t[]>> buffers;  // huge-page backed when large
   std::vector<std::shared_ptr<MappedFile>> files;  // behind copied tensors
   uint64_t bytes = 0;
 };
@@ -432,7 +406,8 @@ absl::StatusOr<CheckpointReport> QuantizeCheckpoint(const std::string& in_path,
         for (const PlannedOutput& po : t.outputs) {
           // Uninitialized where the scheme writes every byte: the first
           // touch then happens on the pool's threads, not in a serial fill.
-          pending.buffers.push_back(NewOutputBuffer(po.bytes, !p.scheme->WritesEveryByte()));
+          pending.buffers.push_back(
+              internal::NewOutputBuffer(po.bytes, !p.scheme->WritesEveryByte()));
           outs.emplace_back(pending.buffers.back().get(), po.bytes);
         }
         if (absl::Status st = p.scheme->Quantize(job, pool, outs, pending.metadata);

@@ -21,6 +21,8 @@
 #include "mxpack/mx.h"
 #include "mxpack/pack.h"
 #include "mxpack/scalar.h"
+#include "src/format/convert_params.h"
+#include "src/mx/error_stats.h"
 #include "src/mx/mx_internal.h"
 #include "src/mx/nvfp4_tensor_amax.h"
 
@@ -561,12 +563,20 @@ class RowDecoder {
                    absl::MakeSpan(codes_), impl_);
       codes = codes_.data();
     }
-    // Exact decode through the dispatched converter (the codes are valid).
-    (void)ConvertArray(MxElementFormat(s.format), Format::kF32, EncodePolicy{},
-                       absl::MakeConstSpan(codes, values_.size()),
-                       absl::MakeSpan(reinterpret_cast<uint8_t*>(values_.data()),
-                                      4 * values_.size()),
-                       {}, impl_);
+    // Exact decode through the dispatched converter (the codes are valid:
+    // CheckView checked them, so the per-call argument checks are skipped).
+    if (impl_.target == Impl::kScalar) {
+      (void)ConvertArray(MxElementFormat(s.format), Format::kF32, EncodePolicy{},
+                         absl::MakeConstSpan(codes, values_.size()),
+                         absl::MakeSpan(reinterpret_cast<uint8_t*>(values_.data()),
+                                        4 * values_.size()),
+                         {}, impl_);
+    } else {
+      internal::ConvertArrayUnchecked(MxElementFormat(s.format), Format::kF32,
+                                      EncodePolicy{}, codes,
+                                      reinterpret_cast<uint8_t*>(values_.data()),
+                                      nullptr, values_.size(), impl_);
+    }
   }
 
   float element(size_t c) const { return values_[c]; }
@@ -712,57 +722,6 @@ absl::Status DequantizeMx(const MxTensorView& q, Format to,
   return absl::OkStatus();
 }
 
-namespace {
-
-// The running sums of ComputeMxErrorStats, added in row-major element order.
-struct ErrorSums {
-  double sum_x2 = 0, sum_e2 = 0, max_abs_error = 0;
-  size_t finite = 0, nan_inf_inputs = 0, nan_outputs = 0, saturated = 0;
-};
-
-// Adds row r (input xs, decoded by dec) to a. Out of line and free of calls,
-// so that the sums stay in registers (the calls of the caller's row loop
-// clobber every xmm register, which made GCC keep them in memory).
-ABSL_ATTRIBUTE_NOINLINE ErrorSums AddRowErrors(ErrorSums a, const RowDecoder& dec,
-                                               const float* xs, size_t r, const MxShape& s,
-                                               float tensor_scale, float max_finite) {
-  const bool nvfp4 = s.format == MxFormat::kNvfp4;
-  const float* elements = dec.elements();
-  for (size_t k = 0; k < s.blocks_per_row(); ++k) {
-    // Per block: X (MX: 2^s, exact in double) or the NVFP4 divisor d * t.
-    const float d = dec.scale(r, k);
-    const double x_scale =
-        nvfp4 ? static_cast<double>(d) * tensor_scale : static_cast<double>(d);
-    const float p = nvfp4 ? d * tensor_scale : 0.0f;
-    const double inv_scale = 1.0 / x_scale;  // MX: a power of two, exact
-    const size_t c_end = std::min(s.cols, (k + 1) * s.block());
-    for (size_t c = k * s.block(); c < c_end; ++c) {
-      const float x = xs[c];
-      if (!std::isfinite(x)) {
-        ++a.nan_inf_inputs;
-        continue;
-      }
-      const double xhat = static_cast<double>(elements[c]) * x_scale;
-      if (std::isnan(xhat)) {
-        ++a.nan_outputs;
-        continue;
-      }
-      // The scaled value the element encoder saw.
-      const double y = nvfp4 ? (p == 0.0f ? 0.0 : static_cast<double>(x / p))
-                             : static_cast<double>(x) * inv_scale;
-      if (std::fabs(y) > max_finite) ++a.saturated;
-      const double err = static_cast<double>(x) - xhat;
-      a.max_abs_error = std::max(a.max_abs_error, std::fabs(err));
-      a.sum_x2 += static_cast<double>(x) * x;
-      a.sum_e2 += err * err;
-      ++a.finite;
-    }
-  }
-  return a;
-}
-
-}  // namespace
-
 absl::StatusOr<MxErrorStats> ComputeMxErrorStats(Format from,
                                                  absl::Span<const uint8_t> in,
                                                  const MxTensorView& q) {
@@ -779,28 +738,43 @@ absl::StatusOr<MxErrorStats> ComputeMxErrorStats(Format from,
   const internal::MxElementInfo info = internal::ElementInfo(s.format);
   MxErrorStats st;
   st.elements = s.rows * s.cols;
-  ErrorSums sums;
+  internal::ErrorSums sums;
   RowDecoder dec(q, Impl{});
   std::vector<float> xs(s.cols);
+  std::vector<float> block_scales(s.blocks_per_row());
+  internal::ErrorRow er;
+  er.elements = dec.elements();
+  er.scales = block_scales.data();
+  er.cols = s.cols;
+  er.block = s.block();
+  er.nvfp4 = s.format == MxFormat::kNvfp4;
+  er.tensor_scale = q.tensor_scale;
+  er.max_finite = info.max_finite;
   for (size_t r = 0; r < s.rows; ++r) {
     dec.Load(r);
+    dec.Scales(r, block_scales.data());
     // The input row as f32 (exact), through the dispatched decoder.
     const absl::Span<const uint8_t> row =
         in.subspan(r * s.cols * src_bytes, s.cols * src_bytes);
-    if (from == Format::kF32) {
+    if (from == Format::kF32 &&
+        reinterpret_cast<uintptr_t>(row.data()) % alignof(float) == 0) {
+      er.x = reinterpret_cast<const float*>(row.data());  // no copy
+    } else if (from == Format::kF32) {
       std::memcpy(xs.data(), row.data(), row.size());
+      er.x = xs.data();
     } else {
+      er.x = xs.data();
       (void)ConvertArray(from, Format::kF32, EncodePolicy{}, row,
                          absl::MakeSpan(reinterpret_cast<uint8_t*>(xs.data()),
                                         s.cols * 4));
     }
-    sums = AddRowErrors(sums, dec, xs.data(), r, s, q.tensor_scale, info.max_finite);
+    internal::AddRowErrors(er, &sums, Impl{});
   }
   st.nan_inf_inputs = sums.nan_inf_inputs;
   st.nan_outputs = sums.nan_outputs;
   st.saturated = sums.saturated;
   st.max_abs_error = sums.max_abs_error;
-  const double sum_x2 = sums.sum_x2, sum_e2 = sums.sum_e2;
+  const double sum_x2 = sums.SumX2(), sum_e2 = sums.SumE2();
   const size_t finite = sums.finite;
   if (finite > 0) {
     st.rmse = std::sqrt(sum_e2 / static_cast<double>(finite));

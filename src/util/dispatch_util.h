@@ -22,10 +22,17 @@ inline size_t TableIndex(int64_t target) {
 // Returns the function of `table` for impl.target, or the dynamically chosen
 // one for Impl::kBest. Preconditions: impl.target is kBest or a target from
 // AvailableTargets() (ParseImpl guarantees it); never kScalar.
+//
+// Before any dispatch in the process, Highway's chosen target is not yet
+// initialized and GetIndex() is 0: the table's entry 0, which queries the CPU
+// (cpuid, a VM exit under virtualization) on every call. Callers keep the
+// returned pointer for many calls, so initialize the choice first.
 template <typename Fn, size_t N>
 Fn Pick(Fn const (&table)[N], Impl impl) {
   if (impl.target == Impl::kBest) {
-    return table[hwy::GetChosenTarget().GetIndex()];
+    hwy::ChosenTarget& chosen = hwy::GetChosenTarget();
+    if (!chosen.IsInitialized()) chosen.Update(hwy::SupportedTargets());
+    return table[chosen.GetIndex()];
   }
   return table[TableIndex(impl.target)];
 }

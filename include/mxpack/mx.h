@@ -236,7 +236,9 @@ struct MxErrorStats {
   double sqnr_db = 0;         // 10 log10(sum x^2 / sum err^2); +inf if exact
 };
 
-// Compares `in` with the f64 dequantization of `q`.
+// Compares `in` with the f64 dequantization of `q`. The f64 sums follow a
+// fixed order (docs/semantics.md section 5, "Error statistics"), so every
+// target gives the same bits.
 absl::StatusOr<MxErrorStats> ComputeMxErrorStats(Format from,
                                                  absl::Span<const uint8_t> in,
                                                  const MxTensorView& q);

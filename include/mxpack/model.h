@@ -94,7 +94,7 @@ struct QuantizeModelOptions {
   std::function<bool(const StTensorInfo&)> select;
   size_t threads = 0;   // 0: all cores
   // Compute MxErrorStats per tensor (ComputeMxErrorStats: an f64
-  // dequantization of every element, much slower than quantizing).
+  // dequantization of every element, in the same pass over each chunk).
   bool error_stats = false;
   Impl impl = {};
   // Called after each chunk, serialized (never concurrently).

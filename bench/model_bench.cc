@@ -1,8 +1,8 @@
 // quantize-model on >= 1 GiB checkpoints:
-// BM_QuantizeModel (library QuantizeModel: every 2-D tensor of an f32 file in
-// memory to MXFP4 or NVFP4, tcgen05 layouts, 1 or 2 threads, no error
-// statistics; BM_QuantizeModelErrorStats: with them, 2 threads) and
-// BM_DequantizeModel (DequantizeModel of that model quantized, back to f32)
+// BM_QuantizeModel/FORMAT (library QuantizeModel: every 2-D tensor of an f32
+// file in memory to each MX format, tcgen05 layouts, 2 threads, MXFP4 also 1;
+// no error statistics; BM_QuantizeModelErrorStats: with them) and
+// BM_DequantizeModel/FORMAT (DequantizeModel of that model quantized, to f32)
 // against BM_MemcpyModel, a memcpy of the same data bytes; and
 // BM_QuantizeCheckpoint (QuantizeCheckpoint of a bf16 model directory of 4
 // shards on disk to compressed-tensors NVFP4 or MXFP4 with 2 threads, output
@@ -18,12 +18,14 @@
 #include <filesystem>
 #include <random>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "bench/bench_util.h"
 #include "mxpack/model.h"
+#include "mxpack/mx.h"
 #include "mxpack/safetensors.h"
 #include "mxpack/scalar.h"
 #include "src/checkpoint/stack_blocks.h"
@@ -81,14 +83,21 @@ void WarmUp(Fn call) {
   benchmark::DoNotOptimize(call());
 }
 
-// range(0): 0 = MXFP4, 1 = NVFP4; range(1): threads. BM_QuantizeModelErrorStats:
-// the same with error statistics (quantize-model --error-stats).
-void QuantizeModelBench(benchmark::State& state, bool error_stats) {
+// Every MX format, by name in the benchmark names (BM_QuantizeModel/nvfp4/...).
+constexpr MxFormat kModelFormats[] = {MxFormat::kMxfp4,     MxFormat::kNvfp4,
+                                      MxFormat::kMxfp6E2m3, MxFormat::kMxfp6E3m2,
+                                      MxFormat::kMxfp8E4m3, MxFormat::kMxfp8E5m2};
+
+// QuantizeModel of the big checkpoint to `format` (tcgen05 layouts) with
+// `threads`; error_stats: with error statistics (quantize-model
+// --error-stats). Bytes are the f32 input bytes, the same as BM_MemcpyModel's.
+void QuantizeModelBench(benchmark::State& state, MxFormat format, size_t threads,
+                        bool error_stats) {
   const SafetensorsView& v = BigCheckpoint().view;
   QuantizeModelOptions o;
-  o.format = state.range(0) == 0 ? MxFormat::kMxfp4 : MxFormat::kNvfp4;
+  o.format = format;
   o.layout = ModelLayout::kTcgen05;
-  o.threads = static_cast<size_t>(state.range(1));
+  o.threads = threads;
   o.error_stats = error_stats;
   uint64_t processed = 0;
   WarmUp([&] { return QuantizeModel(v, o).ok(); });
@@ -106,32 +115,18 @@ void QuantizeModelBench(benchmark::State& state, bool error_stats) {
                           static_cast<int64_t>(v.data.size()));
   state.counters["quantized_GiB"] = static_cast<double>(processed) / (1 << 30);
 }
-void BM_QuantizeModel(benchmark::State& state) { QuantizeModelBench(state, false); }
-void BM_QuantizeModelErrorStats(benchmark::State& state) { QuantizeModelBench(state, true); }
-BENCHMARK(BM_QuantizeModel)
-    ->ArgNames({"nvfp4", "threads"})
-    ->Args({0, 1})
-    ->Args({0, 2})
-    ->Args({1, 2})
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime()
-    ->Iterations(3);
-BENCHMARK(BM_QuantizeModelErrorStats)
-    ->ArgNames({"nvfp4", "threads"})
-    ->Args({0, 2})
-    ->Args({1, 2})
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime()
-    ->Iterations(3);
 
-// The big checkpoint quantized once (MXFP4 or NVFP4, tcgen05 layouts), as
-// the bytes of its safetensors file.
-const SafetensorsView& QuantizedCheckpoint(bool nvfp4) {
-  static Checkpoint* cache[2] = {nullptr, nullptr};
-  Checkpoint*& c = cache[nvfp4 ? 1 : 0];
+// The big checkpoint quantized once to `format` (tcgen05 layouts), as the
+// bytes of its safetensors file.
+const SafetensorsView& QuantizedCheckpoint(MxFormat format) {
+  static Checkpoint* cache[std::size(kModelFormats)] = {};
+  const size_t i = static_cast<size_t>(
+      std::find(std::begin(kModelFormats), std::end(kModelFormats), format) -
+      std::begin(kModelFormats));
+  Checkpoint*& c = cache[i];
   if (c == nullptr) {
     QuantizeModelOptions o;
-    o.format = nvfp4 ? MxFormat::kNvfp4 : MxFormat::kMxfp4;
+    o.format = format;
     o.layout = ModelLayout::kTcgen05;
     o.threads = 2;
     absl::StatusOr<ModelOutput> out = QuantizeModel(BigCheckpoint().view, o);
@@ -143,14 +138,13 @@ const SafetensorsView& QuantizedCheckpoint(bool nvfp4) {
   return c->view;
 }
 
-// range(0): 0 = MXFP4, 1 = NVFP4; range(1): threads. Dequantizes the
-// quantized big checkpoint back to f32 (the output buffers included, as
-// dequantize-model allocates them); bytes are the f32 output bytes, the same
-// as BM_MemcpyModel's.
-void BM_DequantizeModel(benchmark::State& state) {
-  const SafetensorsView& v = QuantizedCheckpoint(state.range(0) != 0);
+// Dequantizes the big checkpoint quantized to `format` back to f32 (the
+// output buffers included, as dequantize-model allocates them); bytes are
+// the f32 output bytes, the same as BM_MemcpyModel's.
+void DequantizeModelBench(benchmark::State& state, MxFormat format, size_t threads) {
+  const SafetensorsView& v = QuantizedCheckpoint(format);
   DequantizeModelOptions o;
-  o.threads = static_cast<size_t>(state.range(1));
+  o.threads = threads;
   uint64_t out_bytes = 0;
   WarmUp([&] { return DequantizeModel(v, o).ok(); });
   for (auto _ : state) {
@@ -165,13 +159,36 @@ void BM_DequantizeModel(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
                           static_cast<int64_t>(out_bytes));
 }
-BENCHMARK(BM_DequantizeModel)
-    ->ArgNames({"nvfp4", "threads"})
-    ->Args({0, 2})
-    ->Args({1, 2})
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime()
-    ->Iterations(3);
+
+// BM_QuantizeModel/FORMAT/threads:N (MXFP4 also on one thread),
+// BM_QuantizeModelErrorStats/FORMAT/threads:2, BM_DequantizeModel/FORMAT/threads:2.
+const bool kModelBenchmarks = [] {
+  const auto reg = [](const std::string& name, auto fn) {
+    benchmark::RegisterBenchmark(name.c_str(), fn)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime()
+        ->Iterations(3);
+  };
+  for (MxFormat f : kModelFormats) {
+    const std::string n(MxFormatName(f));
+    for (size_t threads : {size_t{1}, size_t{2}}) {
+      if (threads == 1 && f != MxFormat::kMxfp4) continue;
+      reg("BM_QuantizeModel/" + n + "/threads:" + std::to_string(threads),
+          [f, threads](benchmark::State& st) { QuantizeModelBench(st, f, threads, false); });
+    }
+  }
+  for (MxFormat f : kModelFormats) {
+    const std::string n(MxFormatName(f));
+    reg("BM_QuantizeModelErrorStats/" + n + "/threads:2",
+        [f](benchmark::State& st) { QuantizeModelBench(st, f, 2, true); });
+  }
+  for (MxFormat f : kModelFormats) {
+    const std::string n(MxFormatName(f));
+    reg("BM_DequantizeModel/" + n + "/threads:2",
+        [f](benchmark::State& st) { DequantizeModelBench(st, f, 2); });
+  }
+  return true;
+}();
 
 // 11 Llama-like layers (hidden 2048, ffn 5504), all BF16, in 4 shards with
 // model.safetensors.index.json and config.json: 1.03 GiB of tensors. Written

@@ -27,7 +27,7 @@ import subprocess
 import sys
 
 L1, L2, DRAM = 24 << 10, 768 << 10, 256 << 20
-FLOOR, RS_FLOOR, MODEL_FLOOR = 0.5, 0.3, 0.8
+FLOOR, RS_FLOOR, MODEL_FLOOR, STATS_FLOOR = 0.5, 0.3, 0.8, 0.5
 
 
 def parse_name(name):
@@ -84,6 +84,8 @@ def baseline_of(kernel):
 
 
 def floor_of(kernel):
+    if kernel.startswith('BM_QuantizeModelErrorStats'):
+        return STATS_FLOOR
     if baseline_of(kernel):
         return MODEL_FLOOR
     return RS_FLOOR if '/rs.' in kernel or kernel.endswith('/rs') else FLOOR
@@ -158,13 +160,16 @@ def markdown(run, kernels, models, memcpy, model_memcpy, command, peers):
     if models:
         out += ['', '## End to end', '',
                 'Whole checkpoints (>= 1 GiB) against a memcpy of the same bytes in the '
-                'same run: `BM_QuantizeModel` (in memory, mxpack records; `nvfp4:0` is '
-                'MXFP4) against `BM_MemcpyModel`, `BM_QuantizeCheckpoint` (sharded bf16 '
-                'files on disk to a compressed-tensors checkpoint; `nvfp4:0` is MXFP4) '
-                f'against `BM_MemcpyCheckpoint` (floor {MODEL_FLOOR}x).', '',
+                'same run: `BM_QuantizeModel` (f32 in memory to mxpack records, each '
+                'format), `BM_QuantizeModelErrorStats` (the same with error statistics) '
+                'and `BM_DequantizeModel` (back to f32) against `BM_MemcpyModel`; '
+                '`BM_QuantizeCheckpoint` (sharded bf16 files on disk to a '
+                'compressed-tensors checkpoint on disk; `nvfp4:0` is MXFP4) against '
+                f'`BM_MemcpyCheckpoint`. Floor {MODEL_FLOOR}x ({STATS_FLOOR}x with error '
+                'statistics).', '',
                 '| benchmark | x memcpy | |', '|---|---|---|']
         for kernel, r in models:
-            mark = 'below floor' if r is not None and r < MODEL_FLOOR else ''
+            mark = 'below floor' if r is not None and r < floor_of(kernel) else ''
             out.append(f'| `{kernel}` | {fmt(r, 3)} | {mark} |')
     if peers:
         out += ['', '## Against peer libraries', '', peers.get('note', ''), '',

@@ -11,9 +11,13 @@
 // pair's bytes/s is the figure to quote. BM_QuantizeStackBlocks times the
 // block quantizers behind the compressed-tensors and ModelOpt exports alone
 // (one thread, bf16 weights; bytes read + written, against BM_Memcpy).
+#include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -192,7 +196,8 @@ const bool kModelBenchmarks = [] {
 
 // 11 Llama-like layers (hidden 2048, ffn 5504), all BF16, in 4 shards with
 // model.safetensors.index.json and config.json: 1.03 GiB of tensors. Written
-// once to a temporary directory (removed at exit).
+// once to a temporary directory, removed at exit (or, when the run was
+// killed, by the next run).
 struct CheckpointDir {
   std::string dir;
   std::vector<std::unique_ptr<MappedFile>> shards;
@@ -203,10 +208,28 @@ struct CheckpointDir {
   }
 };
 
+// Removes the temporary directories of earlier runs that were killed before
+// their exit handlers ran (named mxpack-bench-PID-*, PID no longer running).
+void RemoveStaleBenchDirs(const std::filesystem::path& tmp) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(tmp, ec)) {
+    int pid = 0;
+    if (std::sscanf(e.path().filename().c_str(), "mxpack-bench-%d-", &pid) != 1 ||
+        pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH) {
+      continue;
+    }
+    std::filesystem::remove_all(e.path(), ec);
+  }
+}
+
 const CheckpointDir& BigCheckpointDir() {
-  static const CheckpointDir* c = [] {
+  // Owned by a static, so the directory is removed at exit.
+  static const std::unique_ptr<CheckpointDir> c([] {
     auto* ck = new CheckpointDir;
-    std::string tmpl = (std::filesystem::temp_directory_path() / "mxpack-bench-XXXXXX").string();
+    const std::filesystem::path tmp = std::filesystem::temp_directory_path();
+    RemoveStaleBenchDirs(tmp);
+    std::string tmpl =
+        (tmp / ("mxpack-bench-" + std::to_string(getpid()) + "-XXXXXX")).string();
     ck->dir = mkdtemp(tmpl.data());
     const std::string model = ck->dir + "/model";
     std::filesystem::create_directory(model);
@@ -251,7 +274,7 @@ const CheckpointDir& BigCheckpointDir() {
     std::ofstream(model + "/model.safetensors.index.json") << index;
     std::ofstream(model + "/config.json") << "{\"model_type\": \"llama\"}";
     return ck;
-  }();
+  }());
   return *c;
 }
 

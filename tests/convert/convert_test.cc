@@ -197,6 +197,40 @@ TEST_P(ConvertTarget, LengthsAndUnalignedOffsets) {
   }
 }
 
+// Outputs of 2^20 elements and more take the streaming-store path when the
+// destination starts on a vector boundary: both alignments, f32 and f16
+// sources, every 8-bit destination, against the scalar reference.
+TEST_P(ConvertTarget, LargeOutputsAlignedAndNot) {
+  const size_t n = (size_t{1} << 20) + 77;
+  std::vector<uint8_t> in32(4 * n), in16(2 * n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t r = RandomBits(5, i);
+    // Mostly values near the formats' ranges, some arbitrary bit patterns.
+    const uint32_t b = i % 8 == 0 ? r : (r & 0x807FFFFFu) | ((112 + r % 36) << 23);
+    std::memcpy(&in32[4 * i], &b, 4);
+    const uint16_t h = static_cast<uint16_t>(r >> 16);
+    std::memcpy(&in16[2 * i], &h, 2);
+  }
+  std::vector<uint8_t> want(n), buf(n + 128);
+  uint8_t* aligned = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64);
+  for (Format src : {Format::kF32, Format::kF16}) {
+    const std::vector<uint8_t>& in = src == Format::kF32 ? in32 : in16;
+    for (Format dst : {Format::kE2M1, Format::kE2M3, Format::kE3M2, Format::kE4M3,
+                       Format::kE5M2, Format::kUE4M3}) {
+      ASSERT_TRUE(scalar::ConvertArray(src, dst, {}, in, absl::MakeSpan(want)).ok());
+      for (size_t offset : {0, 1}) {
+        uint8_t* out = aligned + offset;
+        std::memset(buf.data(), 0xA5, buf.size());
+        ASSERT_TRUE(ConvertArray(src, dst, {}, in, absl::MakeSpan(out, n), {}, impl()).ok());
+        EXPECT_TRUE(std::equal(want.begin(), want.end(), out))
+            << FormatName(src) << " -> " << FormatName(dst) << " offset " << offset;
+        EXPECT_EQ(out[n], 0xA5) << "wrote past the output";
+        EXPECT_EQ(out[-1], 0xA5) << "wrote before the output";
+      }
+    }
+  }
+}
+
 TEST_P(ConvertTarget, ErrorsMatchScalar) {
   std::vector<uint8_t> in(6), out(2);
   const absl::Status a = ConvertArray(Format::kF32, Format::kE4M3, {}, in, absl::MakeSpan(out), {}, impl());

@@ -40,6 +40,7 @@
 #include "hwy/aligned_allocator.h"
 #include "hwy/highway.h"
 #include "src/multimem/reduce_args.h"
+#include "src/util/lanes-inl.h"  // StoreBytes4
 #include "mxpack/multimem.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -311,6 +312,63 @@ HWY_INLINE void Encode(VF x, uint8_t* out) {
   }
 }
 
+// e4m3 acc::f16 with finite partial sums (kCheckOverflow false) keeps every
+// value scaled by 2^-120, where the e4m3 code is the f32 bit pattern:
+//   i8 code sign-extended, << 20, & 0x87F00000:  s 0000 eeee mmm 0...0
+// (exponent field e = f32 exponent field; e4m3 subnormals are f32 subnormals
+// on the same grid). The f32 adds are exact below the f32 normal range
+// (multiples of 2^-129 there), RoundToF16 is a no-op there (values below
+// 2^-6 unscaled hold at most 3 significant bits) and elsewhere rounds to 11
+// significant bits as in the unscaled domain, and the final RNE to e4m3
+// needs no subnormal path: the code is the rounded f32 bits >> 20.
+template <Elem E, Step S, bool kCheckOverflow>
+inline constexpr bool kScaledE4M3 = E == Elem::kE4M3 && S == Step::kF16 && !kCheckOverflow;
+
+HWY_INLINE VF DecodeE4M3Scaled(const uint8_t* p) {
+  const DF df;
+  const DI di;
+  const hn::Rebind<int8_t, DF> di8;
+  const auto c = hn::PromoteTo(di, hn::LoadU(di8, reinterpret_cast<const int8_t*>(p)));
+  return hn::BitCast(df, hn::And(hn::ShiftLeft<20>(c), hn::Set(di, static_cast<int32_t>(0x87F00000u))));
+}
+
+// RNE satfinite of scaled finite f32 lanes to e4m3 codes (u32 lanes): t = x
+// + 0x7FFFF + lsb (bit 20) keeps the sign in bit 31 (|x| < 2^-104 scaled).
+HWY_INLINE VU CodeE4M3Scaled(VF x) {
+  const DU du;
+  const VU u = hn::BitCast(du, x);
+  const VU lsb = hn::And(hn::ShiftRight<20>(u), hn::Set(du, 1u));
+  const VU t = hn::Add(hn::Add(u, hn::Set(du, 0x7FFFFu)), lsb);
+  const VU code =
+      hn::Min(hn::ShiftRight<20>(hn::And(t, hn::Set(du, 0x7FFFFFFFu))), hn::Set(du, 0x7Eu));
+  return hn::OrAnd(code, hn::ShiftRight<24>(u), hn::Set(du, 0x80u));
+}
+
+HWY_INLINE void EncodeE4M3Scaled(VF x, uint8_t* out) {
+  const DI di;
+  const hn::Rebind<uint8_t, DF> du8;
+  hn::StoreU(hn::DemoteTo(du8, hn::BitCast(di, CodeE4M3Scaled(x))), du8, out);
+}
+
+// Decode / Encode in the domain of the model (kScaledE4M3 or exact values).
+template <Elem E, Step S, bool kCheckOverflow>
+HWY_INLINE VF DecodeAcc(const uint8_t* p) {
+  if constexpr (kScaledE4M3<E, S, kCheckOverflow>) {
+    return DecodeE4M3Scaled(p);
+  } else {
+    return Decode<E>(p);
+  }
+}
+
+template <Elem E, Step S, bool kCheckOverflow>
+HWY_INLINE void EncodeAcc(VF x, uint8_t* out) {
+  if constexpr (kScaledE4M3<E, S, kCheckOverflow>) {
+    EncodeE4M3Scaled(x, out);
+  } else {
+    Encode<E>(x, out);
+  }
+}
+
 template <Elem E, Step S, bool kCheckOverflow>
 HWY_INLINE VF AddStep(VF a, VF b) {
   const VF s = hn::Add(a, b);
@@ -364,15 +422,15 @@ HWY_INLINE void ReduceBlock(const uint8_t* const* src, size_t nsrc, size_t i,
   const DF df;
   const size_t off = i * kB;
   if constexpr (!kTree) {
-    VF acc = Decode<E>(src[0] + off);
+    VF acc = DecodeAcc<E, S, kCheckOverflow>(src[0] + off);
     for (size_t r = 1; r < nsrc; ++r) {
-      acc = AddStep<E, S, kCheckOverflow>(acc, Decode<E>(src[r] + off));
+      acc = AddStep<E, S, kCheckOverflow>(acc, DecodeAcc<E, S, kCheckOverflow>(src[r] + off));
     }
-    Encode<E>(acc, out + off);
+    EncodeAcc<E, S, kCheckOverflow>(acc, out + off);
   } else {
     const size_t N = hn::Lanes(df);
     for (size_t r = 0; r < nsrc; ++r) {
-      hn::Store(Decode<E>(src[r] + off), df, scratch + r * N);
+      hn::Store(DecodeAcc<E, S, kCheckOverflow>(src[r] + off), df, scratch + r * N);
     }
     size_t cnt = nsrc;
     while (cnt > 1) {
@@ -386,7 +444,7 @@ HWY_INLINE void ReduceBlock(const uint8_t* const* src, size_t nsrc, size_t i,
       }
       cnt = (cnt + 1) / 2;
     }
-    Encode<E>(hn::Load(df, scratch), out + off);
+    EncodeAcc<E, S, kCheckOverflow>(hn::Load(df, scratch), out + off);
   }
 }
 
@@ -453,18 +511,24 @@ void ReduceLoop(const ReduceSpec& spec, const uint8_t* const* src, size_t nsrc,
       // chain latency-bound).
       const size_t o0 = pos * kB, o1 = o0 + N * kB, o2 = o1 + N * kB,
                    o3 = o2 + N * kB;
-      VF a0 = Decode<E>(s[0] + o0), a1 = Decode<E>(s[0] + o1);
-      VF a2 = Decode<E>(s[0] + o2), a3 = Decode<E>(s[0] + o3);
+      VF a0 = DecodeAcc<E, S, kCheckOverflow>(s[0] + o0), a1 = DecodeAcc<E, S, kCheckOverflow>(s[0] + o1);
+      VF a2 = DecodeAcc<E, S, kCheckOverflow>(s[0] + o2), a3 = DecodeAcc<E, S, kCheckOverflow>(s[0] + o3);
       for (size_t r = 1; r < nsrc; ++r) {
-        a0 = AddStep<E, S, kCheckOverflow>(a0, Decode<E>(s[r] + o0));
-        a1 = AddStep<E, S, kCheckOverflow>(a1, Decode<E>(s[r] + o1));
-        a2 = AddStep<E, S, kCheckOverflow>(a2, Decode<E>(s[r] + o2));
-        a3 = AddStep<E, S, kCheckOverflow>(a3, Decode<E>(s[r] + o3));
+        a0 = AddStep<E, S, kCheckOverflow>(a0, DecodeAcc<E, S, kCheckOverflow>(s[r] + o0));
+        a1 = AddStep<E, S, kCheckOverflow>(a1, DecodeAcc<E, S, kCheckOverflow>(s[r] + o1));
+        a2 = AddStep<E, S, kCheckOverflow>(a2, DecodeAcc<E, S, kCheckOverflow>(s[r] + o2));
+        a3 = AddStep<E, S, kCheckOverflow>(a3, DecodeAcc<E, S, kCheckOverflow>(s[r] + o3));
       }
-      Encode<E>(a0, o + o0);
-      Encode<E>(a1, o + o1);
-      Encode<E>(a2, o + o2);
-      Encode<E>(a3, o + o3);
+      if constexpr (kScaledE4M3<E, S, kCheckOverflow>) {
+        // One narrowing of four vectors (o0..o3 are consecutive bytes).
+        StoreBytes4(DU(), CodeE4M3Scaled(a0), CodeE4M3Scaled(a1), CodeE4M3Scaled(a2),
+                    CodeE4M3Scaled(a3), o + o0);
+      } else {
+        EncodeAcc<E, S, kCheckOverflow>(a0, o + o0);
+        EncodeAcc<E, S, kCheckOverflow>(a1, o + o1);
+        EncodeAcc<E, S, kCheckOverflow>(a2, o + o2);
+        EncodeAcc<E, S, kCheckOverflow>(a3, o + o3);
+      }
     } else {
       for (size_t j = 0; j < chunk; j += N) {
         ReduceBlock<E, S, kCheckOverflow, kTree>(s, nsrc, pos + j, o, scratch.get());

@@ -6,7 +6,10 @@
 // does is done here either by an IEEE f32 add (RNE, subnormals kept: x86 and
 // EMU128 never enable FTZ/DAZ in mxpack) or in integer lanes:
 //  * fp8 -> acc: rebuild the code as f16 bits and promote (exact; see
-//    DecodeFp8), so no f32 subnormal is ever an operand.
+//    DecodeFp8), so no f32 subnormal is ever an operand of a multiply. (The
+//    e4m3 acc::f16 kernels with finite sums work on values scaled by 2^-120,
+//    kScaledE4M3, where small values are f32 subnormals; those only meet
+//    f32 adds and integer operations, never a multiply.)
 //  * an f16 add (acc::f16) is the f32 add followed by RNE to 11 significant
 //    bits in integer lanes; RNE_11(RNE_24(a + b)) == RNE_11(a + b) because
 //    24 >= 2*11 + 2 (double rounding is innocuous, Figueroa 1995). Every acc

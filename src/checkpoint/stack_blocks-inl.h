@@ -277,6 +277,19 @@ class StackBlockQuantizer : private StackOps {
         return Nibble(q, zero_max);
       }
     };
+    if constexpr (kArith == internal::StackArith::kCtMxfp4 &&
+                  kSrc == internal::SrcKind::kBF16) {
+      for (size_t b = 0; b < nb; ++b) {
+        if (CtMxfp4Bf16Block(in + b * kBlock * kIn, codes[b],
+                             elements + b * kOutPerBlock)) {
+          continue;
+        }
+        for (size_t v = b * kBlock / N; v < (b + 1) * kBlock / N; ++v) {
+          StoreNibbles(codes_of(v), elements + v * N / 2);
+        }
+      }
+      return;
+    }
     const size_t nvec = nb * kBlock / N;
     size_t v = 0;
     for (; v + 4 <= nvec; v += 4) {
@@ -295,6 +308,89 @@ class StackBlockQuantizer : private StackOps {
         StoreNibbles(codes_of(v), elements + v * N / 2);
       }
     }
+  }
+
+  // compressed-tensors MXFP4 from bf16: one block of 32 elements in u16
+  // lanes; false (nothing written) where the scale exponent s = code - 127
+  // is outside [-124, 125] (a threshold below bf16's normal range, or the
+  // Inf scale). With scale 2^s, q = x 2^-s is exact wherever it is an f32
+  // normal, so E2m1Nibble's comparisons of q with the e2m1 rounding
+  // thresholds are comparisons of |x| with the thresholds times 2^s: bf16
+  // numbers whose bits are the threshold's plus s << 7. On y = |x|'s bits -
+  // (s << 7) (i16, saturating: NaN, Inf and huge |x| stay above every
+  // threshold; tiny ones go below them), in the order of the values:
+  //   |q| > 0.25, 1.25, 2.5, 5:    y > 0x3E80, 0x3FA0, 0x4020, 0x40A0
+  //   |q| >= 0.75, 1.75, 3.5:      y > 0x3F3F, 0x3FDF, 0x405F
+  // The nibble is that count (7 for NaN), plus the sign of x unless q is
+  // zero after RoundToDtype: q below f32's normal range is rounded to bf16,
+  // and is zero iff RN_f32(|x| 2^-s) <= 2^-134, i.e. |x| <= 2^(s-134)
+  // (1 + 2^-16), whose bf16 round-down Z is 2^(s-134) (bits (s - 7) << 7
+  // for s >= 8, the subnormal 1 << (s - 1) for 1 <= s <= 7) or 0 (s <= 0).
+  using D16 = hn::CappedTag<uint16_t, 32>;
+  using DI16 = hn::RebindToSigned<D16>;
+  using VI16 = hn::Vec<DI16>;
+  static HWY_INLINE bool CtMxfp4Bf16Block(const uint8_t* HWY_RESTRICT in,
+                                          uint8_t code, uint8_t* out) {
+    const int s = static_cast<int>(code) - 127;
+    if (s < -124 || s > 125) return false;
+    const DI16 di16;
+    const hn::Repartition<uint32_t, DI16> d32;
+    const size_t N16 = hn::Lanes(di16);
+    const VI16 shift = hn::Set(di16, static_cast<int16_t>(s * 128));
+    const int z = s >= 8 ? (s - 7) << 7 : s >= 1 ? 1 << (s - 1) : 0;
+    const VI16 zero_max = hn::Set(di16, static_cast<int16_t>(z));
+    // Thresholds on y (see above).
+    constexpr int16_t kThr[7] = {0x3E80, 0x3F3F, 0x3FA0, 0x3FDF,
+                                 0x4020, 0x405F, 0x40A0};
+    for (size_t j = 0; j < 32; j += N16) {
+      const VI16 x = hn::LoadU(di16, reinterpret_cast<const int16_t*>(in) + j);
+      const VI16 a = hn::And(x, hn::Set(di16, int16_t{0x7FFF}));
+      const VI16 y = hn::SaturatedSub(a, shift);
+      VI16 c;
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+      if constexpr (hn::MaxLanes(di16) == 32) {
+        // The count as masked increments (no mask-to-vector moves).
+        __m512i n = _mm512_setzero_si512();
+        const __m512i one = _mm512_set1_epi16(1);
+        for (int i = 0; i < 7; ++i) {
+          const __mmask32 gt = _mm512_cmpgt_epi16_mask(y.raw, _mm512_set1_epi16(kThr[i]));
+          n = _mm512_mask_add_epi16(n, gt, n, one);
+        }
+        c = VI16{n};
+      } else
+#endif
+      {
+        const auto gt = [&](int i) {
+          return hn::VecFromMask(di16, hn::Gt(y, hn::Set(di16, kThr[i])));
+        };
+        // Each comparison's all-ones lanes (-1) summed: minus the count.
+        c = hn::Add(hn::Add(gt(0), gt(1)), hn::Add(gt(2), gt(3)));
+        c = hn::Add(c, hn::Add(hn::Add(gt(4), gt(5)), gt(6)));
+        c = hn::Sub(hn::Zero(di16), c);
+      }
+      // The sign (bit 15 -> bit 3) where q is not zero.
+      const VI16 sign =
+          hn::BitCast(di16, hn::And(hn::ShiftRight<12>(hn::BitCast(D16(), x)),
+                                    hn::Set(D16(), uint16_t{8})));
+      c = hn::Or(c, hn::IfThenElseZero(hn::Gt(a, zero_max), sign));
+      // Nibble pairs: in u32 lanes, c_even | c_odd << 4 is the low byte of
+      // w | w >> 12.
+      const auto w = hn::BitCast(d32, c);
+      const auto pair = hn::Or(w, hn::ShiftRight<12>(w));
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+      if constexpr (hn::MaxLanes(d32) == 16) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j / 2),
+                         _mm512_cvtepi32_epi8(pair.raw));
+        continue;
+      }
+#endif
+      const hn::RebindToSigned<decltype(d32)> di32;
+      const hn::Rebind<uint8_t, decltype(d32)> d8;
+      // (< 256 once masked: the saturating demotion keeps it.)
+      const auto byte = hn::BitCast(di32, hn::And(pair, hn::Set(d32, 0xFFu)));
+      hn::StoreU(hn::DemoteTo(d8, byte), d8, out + j / 2);
+    }
+    return true;
   }
 
   // The largest |q| whose nibble is 0: E2m1Nibble(+-0) = 0; for MX from

@@ -4,7 +4,8 @@
 // passes over an L1-sized chunk of whole blocks: the block amax (pass 1; on
 // AVX-512 sixteen blocks per reduction tree), the scale codes and per-block
 // divisors or multipliers, a vector of blocks at a time (pass 2), the
-// elements (pass 3).
+// elements (pass 3; MX from bf16 in u16 lanes, where the power-of-two scale
+// is an exponent shift of the input's bits).
 // Per-target toggle guard (re-included once per Highway target).
 #if defined(MXPACK_SRC_CHECKPOINT_STACK_BLOCKS_INL_H_) == \
     defined(HWY_TARGET_TOGGLE)
@@ -277,15 +278,21 @@ class StackBlockQuantizer : private StackOps {
         return Nibble(q, zero_max);
       }
     };
-    if constexpr (kArith == internal::StackArith::kCtMxfp4 &&
+    if constexpr ((kArith == internal::StackArith::kCtMxfp4 || kFp8) &&
                   kSrc == internal::SrcKind::kBF16) {
       for (size_t b = 0; b < nb; ++b) {
-        if (CtMxfp4Bf16Block(in + b * kBlock * kIn, codes[b],
-                             elements + b * kOutPerBlock)) {
+        const uint8_t* block_in = in + b * kBlock * kIn;
+        uint8_t* block_out = elements + b * kOutPerBlock;
+        if (kFp8 ? Mxfp8Bf16Block(block_in, codes[b], block_out)
+                 : CtMxfp4Bf16Block(block_in, codes[b], block_out)) {
           continue;
         }
         for (size_t v = b * kBlock / N; v < (b + 1) * kBlock / N; ++v) {
-          StoreNibbles(codes_of(v), elements + v * N / 2);
+          if constexpr (kFp8) {
+            StoreLanes<1>(du, codes_of(v), elements + v * N);
+          } else {
+            StoreNibbles(codes_of(v), elements + v * N / 2);
+          }
         }
       }
       return;
@@ -353,7 +360,8 @@ class StackBlockQuantizer : private StackOps {
         __m512i n = _mm512_setzero_si512();
         const __m512i one = _mm512_set1_epi16(1);
         for (int i = 0; i < 7; ++i) {
-          const __mmask32 gt = _mm512_cmpgt_epi16_mask(y.raw, _mm512_set1_epi16(kThr[i]));
+          const __mmask32 gt =
+              _mm512_cmpgt_epi16_mask(y.raw, _mm512_set1_epi16(kThr[i]));
           n = _mm512_mask_add_epi16(n, gt, n, one);
         }
         c = VI16{n};
@@ -389,6 +397,59 @@ class StackBlockQuantizer : private StackOps {
       // (< 256 once masked: the saturating demotion keeps it.)
       const auto byte = hn::BitCast(di32, hn::And(pair, hn::Set(d32, 0xFFu)));
       hn::StoreU(hn::DemoteTo(d8, byte), d8, out + j / 2);
+    }
+    return true;
+  }
+
+  // MXFP8 (compressed-tensors and ModelOpt) from bf16: one block of 32
+  // elements in u16 lanes; false where a lane needs the f32 path (then the
+  // caller rewrites the whole block). As in CtMxfp4Bf16Block, y = |x|'s
+  // bits - (s << 7) (saturating) are the bf16 bits of |q| = |x| 2^-s
+  // wherever |x| is normal and q is an f32 normal; for s >= -120 a
+  // subnormal x gives y < 0x3C80 = 2^-6. Where y >= 2^-6 (e4m3 normal), the
+  // code is the rn of y to 3 mantissa bits, rebiased (127 - 7 = 120
+  // exponents, 960 in code units), saturated at 0x7E (satfinite; ModelOpt's
+  // clamp to +-448 gives the same), with the sign of x; +-Inf gives
+  // 0x7E / 0xFE, +-0 0x00 / 0x80 and NaN 0x7F. Lanes with 0 < |x| and y < 2^-6
+  // (e4m3 subnormals and below, where ct also rounds q to bf16) take the f32
+  // path.
+  static HWY_INLINE bool Mxfp8Bf16Block(const uint8_t* HWY_RESTRICT in,
+                                        uint8_t code, uint8_t* out) {
+    const int s = static_cast<int>(code) - 127;
+    if (s < -120 || s > 127) return false;
+    const DI16 di16;
+    const D16 d16;
+    const hn::Rebind<uint8_t, DI16> d8;
+    const size_t N16 = hn::Lanes(di16);
+    const VI16 shift = hn::Set(di16, static_cast<int16_t>(s * 128));
+    const VI16 min_normal = hn::Set(di16, int16_t{0x3C80});
+    const VI16 zero = hn::Zero(di16);
+    for (size_t j = 0; j < 32; j += N16) {
+      const VI16 x = hn::LoadU(di16, reinterpret_cast<const int16_t*>(in) + j);
+      const VI16 a = hn::And(x, hn::Set(di16, int16_t{0x7FFF}));
+      const VI16 y = hn::SaturatedSub(a, shift);
+      if (!hn::AllFalse(di16,
+                        hn::And(hn::Gt(a, zero), hn::Lt(y, min_normal)))) {
+        return false;
+      }
+      // rn to 3 of bf16's 7 mantissa bits (u16: y + 8 < 2^16).
+      const auto yu = hn::BitCast(d16, y);
+      const auto lsb =
+          hn::And(hn::ShiftRight<4>(yu), hn::Set(d16, uint16_t{1}));
+      const auto rn = hn::ShiftRight<4>(
+          hn::Add(hn::Add(yu, hn::Set(d16, uint16_t{7})), lsb));
+      VI16 c = hn::Sub(hn::BitCast(di16, rn), hn::Set(di16, int16_t{960}));
+      c = hn::Min(hn::IfThenZeroElse(hn::Eq(a, zero), c),
+                  hn::Set(di16, int16_t{0x7E}));
+      // Inf (whose y is no longer Inf's bits) saturates too.
+      c = hn::IfThenElse(hn::Eq(a, hn::Set(di16, int16_t{0x7F80})),
+                         hn::Set(di16, int16_t{0x7E}), c);
+      const VI16 sign =
+          hn::BitCast(di16, hn::And(hn::ShiftRight<8>(hn::BitCast(d16, x)),
+                                    hn::Set(d16, uint16_t{0x80})));
+      c = hn::IfThenElse(hn::Gt(a, hn::Set(di16, int16_t{0x7F80})),
+                         hn::Set(di16, int16_t{0x7F}), hn::Or(c, sign));
+      hn::StoreU(hn::DemoteTo(d8, c), d8, out + j);
     }
     return true;
   }

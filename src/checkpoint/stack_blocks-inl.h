@@ -317,6 +317,19 @@ class StackBlockQuantizer : private StackOps {
     }
   }
 
+  // A constant u16-lane vector kept in a register: GCC otherwise rebuilds
+  // broadcast constants from immediates inside the block loops.
+  static HWY_INLINE hn::Vec<hn::RebindToSigned<hn::CappedTag<uint16_t, 32>>>
+  K16(int v) {
+    auto k = hn::Set(hn::RebindToSigned<hn::CappedTag<uint16_t, 32>>(),
+                     static_cast<int16_t>(v));
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && \
+    (HWY_COMPILER_GCC || HWY_COMPILER_CLANG)
+    asm("" : "+v"(k.raw));
+#endif
+    return k;
+  }
+
   // compressed-tensors MXFP4 from bf16: one block of 32 elements in u16
   // lanes; false (nothing written) where the scale exponent s = code - 127
   // is outside [-124, 125] (a threshold below bf16's normal range, or the
@@ -351,17 +364,16 @@ class StackBlockQuantizer : private StackOps {
                                  0x4020, 0x405F, 0x40A0};
     for (size_t j = 0; j < 32; j += N16) {
       const VI16 x = hn::LoadU(di16, reinterpret_cast<const int16_t*>(in) + j);
-      const VI16 a = hn::And(x, hn::Set(di16, int16_t{0x7FFF}));
+      const VI16 a = hn::And(x, K16(0x7FFF));
       const VI16 y = hn::SaturatedSub(a, shift);
       VI16 c;
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
       if constexpr (hn::MaxLanes(di16) == 32) {
         // The count as masked increments (no mask-to-vector moves).
         __m512i n = _mm512_setzero_si512();
-        const __m512i one = _mm512_set1_epi16(1);
+        const __m512i one = K16(1).raw;
         for (int i = 0; i < 7; ++i) {
-          const __mmask32 gt =
-              _mm512_cmpgt_epi16_mask(y.raw, _mm512_set1_epi16(kThr[i]));
+          const __mmask32 gt = _mm512_cmpgt_epi16_mask(y.raw, K16(kThr[i]).raw);
           n = _mm512_mask_add_epi16(n, gt, n, one);
         }
         c = VI16{n};
@@ -369,7 +381,7 @@ class StackBlockQuantizer : private StackOps {
 #endif
       {
         const auto gt = [&](int i) {
-          return hn::VecFromMask(di16, hn::Gt(y, hn::Set(di16, kThr[i])));
+          return hn::VecFromMask(di16, hn::Gt(y, K16(kThr[i])));
         };
         // Each comparison's all-ones lanes (-1) summed: minus the count.
         c = hn::Add(hn::Add(gt(0), gt(1)), hn::Add(gt(2), gt(3)));
@@ -379,7 +391,7 @@ class StackBlockQuantizer : private StackOps {
       // The sign (bit 15 -> bit 3) where q is not zero.
       const VI16 sign =
           hn::BitCast(di16, hn::And(hn::ShiftRight<12>(hn::BitCast(D16(), x)),
-                                    hn::Set(D16(), uint16_t{8})));
+                                    hn::BitCast(D16(), K16(8))));
       c = hn::Or(c, hn::IfThenElseZero(hn::Gt(a, zero_max), sign));
       // Nibble pairs: in u32 lanes, c_even | c_odd << 4 is the low byte of
       // w | w >> 12.
@@ -422,11 +434,11 @@ class StackBlockQuantizer : private StackOps {
     const hn::Rebind<uint8_t, DI16> d8;
     const size_t N16 = hn::Lanes(di16);
     const VI16 shift = hn::Set(di16, static_cast<int16_t>(s * 128));
-    const VI16 min_normal = hn::Set(di16, int16_t{0x3C80});
+    const VI16 min_normal = K16(0x3C80);
     const VI16 zero = hn::Zero(di16);
     for (size_t j = 0; j < 32; j += N16) {
       const VI16 x = hn::LoadU(di16, reinterpret_cast<const int16_t*>(in) + j);
-      const VI16 a = hn::And(x, hn::Set(di16, int16_t{0x7FFF}));
+      const VI16 a = hn::And(x, K16(0x7FFF));
       const VI16 y = hn::SaturatedSub(a, shift);
       if (!hn::AllFalse(di16,
                         hn::And(hn::Gt(a, zero), hn::Lt(y, min_normal)))) {
@@ -434,21 +446,17 @@ class StackBlockQuantizer : private StackOps {
       }
       // rn to 3 of bf16's 7 mantissa bits (u16: y + 8 < 2^16).
       const auto yu = hn::BitCast(d16, y);
-      const auto lsb =
-          hn::And(hn::ShiftRight<4>(yu), hn::Set(d16, uint16_t{1}));
+      const auto lsb = hn::And(hn::ShiftRight<4>(yu), hn::BitCast(d16, K16(1)));
       const auto rn = hn::ShiftRight<4>(
-          hn::Add(hn::Add(yu, hn::Set(d16, uint16_t{7})), lsb));
-      VI16 c = hn::Sub(hn::BitCast(di16, rn), hn::Set(di16, int16_t{960}));
-      c = hn::Min(hn::IfThenZeroElse(hn::Eq(a, zero), c),
-                  hn::Set(di16, int16_t{0x7E}));
+          hn::Add(hn::Add(yu, hn::BitCast(d16, K16(7))), lsb));
+      VI16 c = hn::Sub(hn::BitCast(di16, rn), K16(960));
+      c = hn::Min(hn::IfThenZeroElse(hn::Eq(a, zero), c), K16(0x7E));
       // Inf (whose y is no longer Inf's bits) saturates too.
-      c = hn::IfThenElse(hn::Eq(a, hn::Set(di16, int16_t{0x7F80})),
-                         hn::Set(di16, int16_t{0x7E}), c);
+      c = hn::IfThenElse(hn::Eq(a, K16(0x7F80)), K16(0x7E), c);
       const VI16 sign =
           hn::BitCast(di16, hn::And(hn::ShiftRight<8>(hn::BitCast(d16, x)),
-                                    hn::Set(d16, uint16_t{0x80})));
-      c = hn::IfThenElse(hn::Gt(a, hn::Set(di16, int16_t{0x7F80})),
-                         hn::Set(di16, int16_t{0x7F}), hn::Or(c, sign));
+                                    hn::BitCast(d16, K16(0x80))));
+      c = hn::IfThenElse(hn::Gt(a, K16(0x7F80)), K16(0x7F), hn::Or(c, sign));
       hn::StoreU(hn::DemoteTo(d8, c), d8, out + j);
     }
     return true;

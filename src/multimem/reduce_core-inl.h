@@ -67,6 +67,17 @@ enum class Step : int {
   kF16Fp8,   // NCCL fp8: RNE to f16, then RNE satfinite to the fp8 format.
 };
 
+// A u32-lane constant kept in a register: GCC otherwise rebuilds broadcast
+// constants from immediates inside the chunk loops.
+HWY_INLINE VU KU(uint32_t v) {
+  VU k = hn::Set(DU(), v);
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR && \
+    (HWY_COMPILER_GCC || HWY_COMPILER_CLANG)
+  asm("" : "+v"(k.raw));
+#endif
+  return k;
+}
+
 // RNE of f32 lanes to 11 significant bits (f16 precision). Values must be
 // multiples of 2^-24 (see the file comment). NaN stays NaN: NaNs produced
 // here have zero low 13 bits (decoded or default NaNs).
@@ -76,9 +87,8 @@ template <bool kCheckOverflow>
 HWY_INLINE VF RoundToF16(VF s) {
   const DU du;
   const VU u = hn::BitCast(du, s);
-  const VU lsb = hn::And(hn::ShiftRight<13>(u), hn::Set(du, 1u));
-  VU r = hn::And(hn::Add(u, hn::Add(hn::Set(du, 0xFFFu), lsb)),
-                 hn::Set(du, ~0x1FFFu));
+  const VU lsb = hn::And(hn::ShiftRight<13>(u), KU(1u));
+  VU r = hn::And(hn::Add(u, hn::Add(KU(0xFFFu), lsb)), KU(~0x1FFFu));
   if (kCheckOverflow) {
     // |r| >= 65536 (0x47800000) is beyond f16 max (65504 + half ulp rounds
     // up to it): Inf, unless NaN (abs bits > 0x7F800000).
@@ -332,7 +342,7 @@ HWY_INLINE VF DecodeE4M3Scaled(const uint8_t* p) {
   const DI di;
   const hn::Rebind<int8_t, DF> di8;
   const auto c = hn::PromoteTo(di, hn::LoadU(di8, reinterpret_cast<const int8_t*>(p)));
-  return hn::BitCast(df, hn::And(hn::ShiftLeft<20>(c), hn::Set(di, static_cast<int32_t>(0x87F00000u))));
+  return hn::BitCast(df, hn::And(hn::ShiftLeft<20>(c), hn::BitCast(di, KU(0x87F00000u))));
 }
 
 // RNE satfinite of scaled finite f32 lanes to e4m3 codes (u32 lanes): t = x
@@ -340,11 +350,10 @@ HWY_INLINE VF DecodeE4M3Scaled(const uint8_t* p) {
 HWY_INLINE VU CodeE4M3Scaled(VF x) {
   const DU du;
   const VU u = hn::BitCast(du, x);
-  const VU lsb = hn::And(hn::ShiftRight<20>(u), hn::Set(du, 1u));
-  const VU t = hn::Add(hn::Add(u, hn::Set(du, 0x7FFFFu)), lsb);
-  const VU code =
-      hn::Min(hn::ShiftRight<20>(hn::And(t, hn::Set(du, 0x7FFFFFFFu))), hn::Set(du, 0x7Eu));
-  return hn::OrAnd(code, hn::ShiftRight<24>(u), hn::Set(du, 0x80u));
+  const VU lsb = hn::And(hn::ShiftRight<20>(u), KU(1u));
+  const VU t = hn::Add(hn::Add(u, KU(0x7FFFFu)), lsb);
+  const VU code = hn::Min(hn::ShiftRight<20>(hn::And(t, KU(0x7FFFFFFFu))), KU(0x7Eu));
+  return hn::OrAnd(code, hn::ShiftRight<24>(u), KU(0x80u));
 }
 
 HWY_INLINE void EncodeE4M3Scaled(VF x, uint8_t* out) {

@@ -242,9 +242,28 @@ class StackBlockQuantizer : private StackOps {
     size_t b1 = 0;
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
     if constexpr (hn::MaxLanes(DU()) == 16) {
+      // MX from bf16: a block is one vector of 32 u16 lanes; |x| (NaN 0
+      // unless kNanAmax) there, then in each u32 lane the larger of its two
+      // halves, as f32 bits (the low half's max, shifted up).
+      const auto block_max_bf16 = [&](size_t b) {
+        const __m512i x = _mm512_loadu_si512(in + b * kBlock * kIn);
+        __m512i a = _mm512_and_si512(x, K16(0x7FFF).raw);
+        if constexpr (!kNanAmax) {
+          a = _mm512_maskz_mov_epi16(
+              _mm512_cmple_epi16_mask(a, K16(0x7F80).raw), a);
+        }
+        return _mm512_slli_epi32(_mm512_max_epu16(a, _mm512_srli_epi32(a, 16)),
+                                 16);
+      };
       for (; b1 + 16 <= nb; b1 += 16) {
         __m512i v[16];
-        for (size_t k = 0; k < 16; ++k) v[k] = block_max(b1 + k).raw;
+        for (size_t k = 0; k < 16; ++k) {
+          if constexpr (kBlock == 32 && kSrc == internal::SrcKind::kBF16) {
+            v[k] = block_max_bf16(b1 + k);
+          } else {
+            v[k] = block_max(b1 + k).raw;
+          }
+        }
         _mm512_storeu_si512(amax + b1, Max16(v));
       }
     }

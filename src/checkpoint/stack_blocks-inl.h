@@ -137,12 +137,10 @@ struct StackOps {
 //   c[k]: in quarter j, lanes 0-1 blk 8k+j, 2-3 blk 8k+4+j  (64-bit)
 //   e[k]: the same lanes fully reduced (32-bit pairs)
 //   f:    in quarter j, lanes blk j, 8+j, 4+j, 12+j; one permute orders it.
-HWY_INLINE __m512i Max16(const __m512i v[16]) {
-  __m512i a[8], b[4], e[2];
-  for (int k = 0; k < 8; ++k) {
-    a[k] = _mm512_max_epu32(_mm512_shuffle_i64x2(v[2 * k], v[2 * k + 1], 0x44),
-                            _mm512_shuffle_i64x2(v[2 * k], v[2 * k + 1], 0xEE));
-  }
+// Max16 from its first level a[k] (also what NVFP4 from bf16 loads directly:
+// two 16-element blocks per vector).
+HWY_INLINE __m512i Max16FromPairs(const __m512i a[8]) {
+  __m512i b[4], e[2];
   for (int k = 0; k < 4; ++k) {
     b[k] = _mm512_max_epu32(_mm512_shuffle_i64x2(a[2 * k], a[2 * k + 1], 0x88),
                             _mm512_shuffle_i64x2(a[2 * k], a[2 * k + 1], 0xDD));
@@ -157,6 +155,15 @@ HWY_INLINE __m512i Max16(const __m512i v[16]) {
   const __m512i idx =
       _mm512_setr_epi32(0, 4, 8, 12, 2, 6, 10, 14, 1, 5, 9, 13, 3, 7, 11, 15);
   return _mm512_permutexvar_epi32(idx, f);
+}
+
+HWY_INLINE __m512i Max16(const __m512i v[16]) {
+  __m512i a[8];
+  for (int k = 0; k < 8; ++k) {
+    a[k] = _mm512_max_epu32(_mm512_shuffle_i64x2(v[2 * k], v[2 * k + 1], 0x44),
+                            _mm512_shuffle_i64x2(v[2 * k], v[2 * k + 1], 0xEE));
+  }
+  return Max16FromPairs(a);
 }
 #endif
 
@@ -242,9 +249,10 @@ class StackBlockQuantizer : private StackOps {
     size_t b1 = 0;
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
     if constexpr (hn::MaxLanes(DU()) == 16) {
-      // MX from bf16: a block is one vector of 32 u16 lanes; |x| (NaN 0
-      // unless kNanAmax) there, then in each u32 lane the larger of its two
-      // halves, as f32 bits (the low half's max, shifted up).
+      // From bf16: 32 elements (an MX block, two NVFP4 blocks) in one
+      // vector of u16 lanes; |x| (NaN 0 unless kNanAmax) there, then in
+      // each u32 lane the larger of its two halves, as f32 bits (the low
+      // half's max, shifted up).
       const auto block_max_bf16 = [&](size_t b) {
         const __m512i x = _mm512_loadu_si512(in + b * kBlock * kIn);
         __m512i a = _mm512_and_si512(x, K16(0x7FFF).raw);
@@ -256,6 +264,14 @@ class StackBlockQuantizer : private StackOps {
                                  16);
       };
       for (; b1 + 16 <= nb; b1 += 16) {
+        if constexpr (kSrc == internal::SrcKind::kBF16 && kBlock == 16) {
+          // NVFP4: the same vector holds two blocks, which is Max16's
+          // first level (blocks 2k and 2k + 1 in its 256-bit halves).
+          __m512i a[8];
+          for (size_t k = 0; k < 8; ++k) a[k] = block_max_bf16(b1 + 2 * k);
+          _mm512_storeu_si512(amax + b1, Max16FromPairs(a));
+          continue;
+        }
         __m512i v[16];
         for (size_t k = 0; k < 16; ++k) {
           if constexpr (kBlock == 32 && kSrc == internal::SrcKind::kBF16) {

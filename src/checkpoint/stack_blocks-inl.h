@@ -4,7 +4,8 @@
 // passes over an L1-sized chunk of whole blocks: the block amax (pass 1; on
 // AVX-512 sixteen blocks per reduction tree), the scale codes and per-block
 // divisors or multipliers, a vector of blocks at a time (pass 2), the
-// elements (pass 3).
+// elements (pass 3; MX from bf16 in u16 lanes, where the power-of-two scale
+// is an exponent shift of the input's bits).
 // Per-target toggle guard (re-included once per Highway target).
 #if defined(MXPACK_SRC_CHECKPOINT_STACK_BLOCKS_INL_H_) == \
     defined(HWY_TARGET_TOGGLE)
@@ -136,12 +137,10 @@ struct StackOps {
 //   c[k]: in quarter j, lanes 0-1 blk 8k+j, 2-3 blk 8k+4+j  (64-bit)
 //   e[k]: the same lanes fully reduced (32-bit pairs)
 //   f:    in quarter j, lanes blk j, 8+j, 4+j, 12+j; one permute orders it.
-HWY_INLINE __m512i Max16(const __m512i v[16]) {
-  __m512i a[8], b[4], e[2];
-  for (int k = 0; k < 8; ++k) {
-    a[k] = _mm512_max_epu32(_mm512_shuffle_i64x2(v[2 * k], v[2 * k + 1], 0x44),
-                            _mm512_shuffle_i64x2(v[2 * k], v[2 * k + 1], 0xEE));
-  }
+// Max16 from its first level a[k] (also what NVFP4 from bf16 loads directly:
+// two 16-element blocks per vector).
+HWY_INLINE __m512i Max16FromPairs(const __m512i a[8]) {
+  __m512i b[4], e[2];
   for (int k = 0; k < 4; ++k) {
     b[k] = _mm512_max_epu32(_mm512_shuffle_i64x2(a[2 * k], a[2 * k + 1], 0x88),
                             _mm512_shuffle_i64x2(a[2 * k], a[2 * k + 1], 0xDD));
@@ -156,6 +155,15 @@ HWY_INLINE __m512i Max16(const __m512i v[16]) {
   const __m512i idx =
       _mm512_setr_epi32(0, 4, 8, 12, 2, 6, 10, 14, 1, 5, 9, 13, 3, 7, 11, 15);
   return _mm512_permutexvar_epi32(idx, f);
+}
+
+HWY_INLINE __m512i Max16(const __m512i v[16]) {
+  __m512i a[8];
+  for (int k = 0; k < 8; ++k) {
+    a[k] = _mm512_max_epu32(_mm512_shuffle_i64x2(v[2 * k], v[2 * k + 1], 0x44),
+                            _mm512_shuffle_i64x2(v[2 * k], v[2 * k + 1], 0xEE));
+  }
+  return Max16FromPairs(a);
 }
 #endif
 
@@ -241,9 +249,37 @@ class StackBlockQuantizer : private StackOps {
     size_t b1 = 0;
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
     if constexpr (hn::MaxLanes(DU()) == 16) {
+      // From bf16: 32 elements (an MX block, two NVFP4 blocks) in one
+      // vector of u16 lanes; |x| (NaN 0 unless kNanAmax) there, then in
+      // each u32 lane the larger of its two halves, as f32 bits (the low
+      // half's max, shifted up).
+      const auto block_max_bf16 = [&](size_t b) {
+        const __m512i x = _mm512_loadu_si512(in + b * kBlock * kIn);
+        __m512i a = _mm512_and_si512(x, K16(0x7FFF).raw);
+        if constexpr (!kNanAmax) {
+          a = _mm512_maskz_mov_epi16(
+              _mm512_cmple_epi16_mask(a, K16(0x7F80).raw), a);
+        }
+        return _mm512_slli_epi32(_mm512_max_epu16(a, _mm512_srli_epi32(a, 16)),
+                                 16);
+      };
       for (; b1 + 16 <= nb; b1 += 16) {
+        if constexpr (kSrc == internal::SrcKind::kBF16 && kBlock == 16) {
+          // NVFP4: the same vector holds two blocks, which is Max16's
+          // first level (blocks 2k and 2k + 1 in its 256-bit halves).
+          __m512i a[8];
+          for (size_t k = 0; k < 8; ++k) a[k] = block_max_bf16(b1 + 2 * k);
+          _mm512_storeu_si512(amax + b1, Max16FromPairs(a));
+          continue;
+        }
         __m512i v[16];
-        for (size_t k = 0; k < 16; ++k) v[k] = block_max(b1 + k).raw;
+        for (size_t k = 0; k < 16; ++k) {
+          if constexpr (kBlock == 32 && kSrc == internal::SrcKind::kBF16) {
+            v[k] = block_max_bf16(b1 + k);
+          } else {
+            v[k] = block_max(b1 + k).raw;
+          }
+        }
         _mm512_storeu_si512(amax + b1, Max16(v));
       }
     }
@@ -277,6 +313,25 @@ class StackBlockQuantizer : private StackOps {
         return Nibble(q, zero_max);
       }
     };
+    if constexpr ((kArith == internal::StackArith::kCtMxfp4 || kFp8) &&
+                  kSrc == internal::SrcKind::kBF16) {
+      for (size_t b = 0; b < nb; ++b) {
+        const uint8_t* block_in = in + b * kBlock * kIn;
+        uint8_t* block_out = elements + b * kOutPerBlock;
+        if (kFp8 ? Mxfp8Bf16Block(block_in, codes[b], block_out)
+                 : CtMxfp4Bf16Block(block_in, codes[b], block_out)) {
+          continue;
+        }
+        for (size_t v = b * kBlock / N; v < (b + 1) * kBlock / N; ++v) {
+          if constexpr (kFp8) {
+            StoreLanes<1>(du, codes_of(v), elements + v * N);
+          } else {
+            StoreNibbles(codes_of(v), elements + v * N / 2);
+          }
+        }
+      }
+      return;
+    }
     const size_t nvec = nb * kBlock / N;
     size_t v = 0;
     for (; v + 4 <= nvec; v += 4) {
@@ -295,6 +350,151 @@ class StackBlockQuantizer : private StackOps {
         StoreNibbles(codes_of(v), elements + v * N / 2);
       }
     }
+  }
+
+  // A constant u16-lane vector kept in a register: GCC otherwise rebuilds
+  // broadcast constants from immediates inside the block loops.
+  static HWY_INLINE hn::Vec<hn::RebindToSigned<hn::CappedTag<uint16_t, 32>>>
+  K16(int v) {
+    auto k = hn::Set(hn::RebindToSigned<hn::CappedTag<uint16_t, 32>>(),
+                     static_cast<int16_t>(v));
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && \
+    (HWY_COMPILER_GCC || HWY_COMPILER_CLANG)
+    asm("" : "+v"(k.raw));
+#endif
+    return k;
+  }
+
+  // compressed-tensors MXFP4 from bf16: one block of 32 elements in u16
+  // lanes; false (nothing written) where the scale exponent s = code - 127
+  // is outside [-124, 125] (a threshold below bf16's normal range, or the
+  // Inf scale). With scale 2^s, q = x 2^-s is exact wherever it is an f32
+  // normal, so E2m1Nibble's comparisons of q with the e2m1 rounding
+  // thresholds are comparisons of |x| with the thresholds times 2^s: bf16
+  // numbers whose bits are the threshold's plus s << 7. On y = |x|'s bits -
+  // (s << 7) (i16, saturating: NaN, Inf and huge |x| stay above every
+  // threshold; tiny ones go below them), in the order of the values:
+  //   |q| > 0.25, 1.25, 2.5, 5:    y > 0x3E80, 0x3FA0, 0x4020, 0x40A0
+  //   |q| >= 0.75, 1.75, 3.5:      y > 0x3F3F, 0x3FDF, 0x405F
+  // The nibble is that count (7 for NaN), plus the sign of x unless q is
+  // zero after RoundToDtype: q below f32's normal range is rounded to bf16,
+  // and is zero iff RN_f32(|x| 2^-s) <= 2^-134, i.e. |x| <= 2^(s-134)
+  // (1 + 2^-16), whose bf16 round-down Z is 2^(s-134) (bits (s - 7) << 7
+  // for s >= 8, the subnormal 1 << (s - 1) for 1 <= s <= 7) or 0 (s <= 0).
+  using D16 = hn::CappedTag<uint16_t, 32>;
+  using DI16 = hn::RebindToSigned<D16>;
+  using VI16 = hn::Vec<DI16>;
+  static HWY_INLINE bool CtMxfp4Bf16Block(const uint8_t* HWY_RESTRICT in,
+                                          uint8_t code, uint8_t* out) {
+    const int s = static_cast<int>(code) - 127;
+    if (s < -124 || s > 125) return false;
+    const DI16 di16;
+    const hn::Repartition<uint32_t, DI16> d32;
+    const size_t N16 = hn::Lanes(di16);
+    const VI16 shift = hn::Set(di16, static_cast<int16_t>(s * 128));
+    const int z = s >= 8 ? (s - 7) << 7 : s >= 1 ? 1 << (s - 1) : 0;
+    const VI16 zero_max = hn::Set(di16, static_cast<int16_t>(z));
+    // Thresholds on y (see above).
+    constexpr int16_t kThr[7] = {0x3E80, 0x3F3F, 0x3FA0, 0x3FDF,
+                                 0x4020, 0x405F, 0x40A0};
+    for (size_t j = 0; j < 32; j += N16) {
+      const VI16 x = hn::LoadU(di16, reinterpret_cast<const int16_t*>(in) + j);
+      const VI16 a = hn::And(x, K16(0x7FFF));
+      const VI16 y = hn::SaturatedSub(a, shift);
+      VI16 c;
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+      if constexpr (hn::MaxLanes(di16) == 32) {
+        // The count as masked increments (no mask-to-vector moves).
+        __m512i n = _mm512_setzero_si512();
+        const __m512i one = K16(1).raw;
+        for (int i = 0; i < 7; ++i) {
+          const __mmask32 gt = _mm512_cmpgt_epi16_mask(y.raw, K16(kThr[i]).raw);
+          n = _mm512_mask_add_epi16(n, gt, n, one);
+        }
+        c = VI16{n};
+      } else
+#endif
+      {
+        const auto gt = [&](int i) {
+          return hn::VecFromMask(di16, hn::Gt(y, K16(kThr[i])));
+        };
+        // Each comparison's all-ones lanes (-1) summed: minus the count.
+        c = hn::Add(hn::Add(gt(0), gt(1)), hn::Add(gt(2), gt(3)));
+        c = hn::Add(c, hn::Add(hn::Add(gt(4), gt(5)), gt(6)));
+        c = hn::Sub(hn::Zero(di16), c);
+      }
+      // The sign (bit 15 -> bit 3) where q is not zero.
+      const VI16 sign =
+          hn::BitCast(di16, hn::And(hn::ShiftRight<12>(hn::BitCast(D16(), x)),
+                                    hn::BitCast(D16(), K16(8))));
+      c = hn::Or(c, hn::IfThenElseZero(hn::Gt(a, zero_max), sign));
+      // Nibble pairs: in u32 lanes, c_even | c_odd << 4 is the low byte of
+      // w | w >> 12.
+      const auto w = hn::BitCast(d32, c);
+      const auto pair = hn::Or(w, hn::ShiftRight<12>(w));
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+      if constexpr (hn::MaxLanes(d32) == 16) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j / 2),
+                         _mm512_cvtepi32_epi8(pair.raw));
+        continue;
+      }
+#endif
+      const hn::RebindToSigned<decltype(d32)> di32;
+      const hn::Rebind<uint8_t, decltype(d32)> d8;
+      // (< 256 once masked: the saturating demotion keeps it.)
+      const auto byte = hn::BitCast(di32, hn::And(pair, hn::Set(d32, 0xFFu)));
+      hn::StoreU(hn::DemoteTo(d8, byte), d8, out + j / 2);
+    }
+    return true;
+  }
+
+  // MXFP8 (compressed-tensors and ModelOpt) from bf16: one block of 32
+  // elements in u16 lanes; false where a lane needs the f32 path (then the
+  // caller rewrites the whole block). As in CtMxfp4Bf16Block, y = |x|'s
+  // bits - (s << 7) (saturating) are the bf16 bits of |q| = |x| 2^-s
+  // wherever |x| is normal and q is an f32 normal; for s >= -120 a
+  // subnormal x gives y < 0x3C80 = 2^-6. Where y >= 2^-6 (e4m3 normal), the
+  // code is the rn of y to 3 mantissa bits, rebiased (127 - 7 = 120
+  // exponents, 960 in code units), saturated at 0x7E (satfinite; ModelOpt's
+  // clamp to +-448 gives the same), with the sign of x; +-Inf gives
+  // 0x7E / 0xFE, +-0 0x00 / 0x80 and NaN 0x7F. Lanes with 0 < |x| and y < 2^-6
+  // (e4m3 subnormals and below, where ct also rounds q to bf16) take the f32
+  // path.
+  static HWY_INLINE bool Mxfp8Bf16Block(const uint8_t* HWY_RESTRICT in,
+                                        uint8_t code, uint8_t* out) {
+    const int s = static_cast<int>(code) - 127;
+    if (s < -120 || s > 127) return false;
+    const DI16 di16;
+    const D16 d16;
+    const hn::Rebind<uint8_t, DI16> d8;
+    const size_t N16 = hn::Lanes(di16);
+    const VI16 shift = hn::Set(di16, static_cast<int16_t>(s * 128));
+    const VI16 min_normal = K16(0x3C80);
+    const VI16 zero = hn::Zero(di16);
+    for (size_t j = 0; j < 32; j += N16) {
+      const VI16 x = hn::LoadU(di16, reinterpret_cast<const int16_t*>(in) + j);
+      const VI16 a = hn::And(x, K16(0x7FFF));
+      const VI16 y = hn::SaturatedSub(a, shift);
+      if (!hn::AllFalse(di16,
+                        hn::And(hn::Gt(a, zero), hn::Lt(y, min_normal)))) {
+        return false;
+      }
+      // rn to 3 of bf16's 7 mantissa bits (u16: y + 8 < 2^16).
+      const auto yu = hn::BitCast(d16, y);
+      const auto lsb = hn::And(hn::ShiftRight<4>(yu), hn::BitCast(d16, K16(1)));
+      const auto rn = hn::ShiftRight<4>(
+          hn::Add(hn::Add(yu, hn::BitCast(d16, K16(7))), lsb));
+      VI16 c = hn::Sub(hn::BitCast(di16, rn), K16(960));
+      c = hn::Min(hn::IfThenZeroElse(hn::Eq(a, zero), c), K16(0x7E));
+      // Inf (whose y is no longer Inf's bits) saturates too.
+      c = hn::IfThenElse(hn::Eq(a, K16(0x7F80)), K16(0x7E), c);
+      const VI16 sign =
+          hn::BitCast(di16, hn::And(hn::ShiftRight<8>(hn::BitCast(d16, x)),
+                                    hn::BitCast(d16, K16(0x80))));
+      c = hn::IfThenElse(hn::Gt(a, K16(0x7F80)), K16(0x7F), hn::Or(c, sign));
+      hn::StoreU(hn::DemoteTo(d8, c), d8, out + j);
+    }
+    return true;
   }
 
   // The largest |q| whose nibble is 0: E2m1Nibble(+-0) = 0; for MX from

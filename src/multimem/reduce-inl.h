@@ -27,6 +27,70 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 
+// ---------------------------------------------------------------------------
+// bf16 acc::f32, kSequential (docs/semantics.md section 4): the f32 adds of
+// ReduceLoop on bf16 data kept in u16 lanes, two elements per u32 lane, so
+// that decode and encode are lane-wise (no widening or narrowing shuffles):
+//   word w = b[2i+1] << 16 | b[2i]:  odd = w & 0xFFFF0000 (b[2i+1] as f32),
+//                                    even = w << 16         (b[2i] as f32).
+// The final RNE to bf16 is t = x + 0x7FFF + lsb (lsb = bit 16 of x): the odd
+// sum keeps its code in the high word of t, the even sum's code is t >> 16,
+// and OddEven merges them back into words. NaN sums become 0x7FFF: every NaN
+// here is a quieted bf16 input (low word 0) or the default NaN, so its code
+// keeps a magnitude above 0x7F80, which no finite sum or Inf rounds to.
+// ---------------------------------------------------------------------------
+#if HWY_TARGET != HWY_SCALAR
+template <class DW>
+HWY_INLINE hn::Vec<DW> Bf16RoundBiased(DW dw, hn::Vec<DW> x) {
+  const hn::Vec<DW> lsb = hn::And(hn::ShiftRight<16>(x), hn::Set(dw, 1u));
+  return hn::Add(hn::Add(x, hn::Set(dw, 0x7FFFu)), lsb);
+}
+
+inline void Bf16AccF32SeqLoop(const uint8_t* const* src, size_t nsrc, uint8_t* out,
+                              size_t n) {
+  const hn::ScalableTag<uint16_t> d16;
+  const hn::RebindToSigned<decltype(d16)> di16;
+  const hn::Repartition<uint32_t, decltype(d16)> dw;
+  const hn::Repartition<float, decltype(d16)> df;
+  const size_t N = hn::Lanes(d16);
+  const auto hi_mask = hn::Set(dw, 0xFFFF0000u);
+  const auto load = [&](const uint8_t* p, size_t pos) {
+    return hn::BitCast(dw, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(p) + pos));
+  };
+  const auto encode = [&](hn::Vec<decltype(df)> even, hn::Vec<decltype(df)> odd,
+                          uint8_t* o, size_t pos) {
+    const auto te = hn::ShiftRight<16>(Bf16RoundBiased(dw, hn::BitCast(dw, even)));
+    const auto to = Bf16RoundBiased(dw, hn::BitCast(dw, odd));
+    auto code = hn::OddEven(hn::BitCast(d16, to), hn::BitCast(d16, te));
+    const auto mag = hn::BitCast(di16, hn::And(code, hn::Set(d16, 0x7FFFu)));
+    code = hn::IfThenElse(hn::RebindMask(d16, hn::Gt(mag, hn::Set(di16, 0x7F80))),
+                          hn::Set(d16, 0x7FFFu), code);
+    hn::StoreU(code, d16, reinterpret_cast<uint16_t*>(o) + pos);
+  };
+  // Two vectors per step: four independent accumulator chains.
+  ForEachChunkRange<2>(src, nsrc, out, n, 2 * N,
+                       [&](const uint8_t* const* s, uint8_t* o, size_t end) {
+    for (size_t pos = 0; pos < end; pos += 2 * N) {
+      auto w0 = load(s[0], pos), w1 = load(s[0], pos + N);
+      auto e0 = hn::BitCast(df, hn::ShiftLeft<16>(w0));
+      auto o0 = hn::BitCast(df, hn::And(w0, hi_mask));
+      auto e1 = hn::BitCast(df, hn::ShiftLeft<16>(w1));
+      auto o1 = hn::BitCast(df, hn::And(w1, hi_mask));
+      for (size_t r = 1; r < nsrc; ++r) {
+        w0 = load(s[r], pos);
+        w1 = load(s[r], pos + N);
+        e0 = hn::Add(e0, hn::BitCast(df, hn::ShiftLeft<16>(w0)));
+        o0 = hn::Add(o0, hn::BitCast(df, hn::And(w0, hi_mask)));
+        e1 = hn::Add(e1, hn::BitCast(df, hn::ShiftLeft<16>(w1)));
+        o1 = hn::Add(o1, hn::BitCast(df, hn::And(w1, hi_mask)));
+      }
+      encode(e0, o0, o, pos);
+      encode(e1, o1, o, pos + N);
+    }
+  });
+}
+#endif  // HWY_TARGET != HWY_SCALAR
+
 template <Elem E, Step S, bool kTree>
 void ReduceLoopOv(const ReduceSpec& spec, const uint8_t* const* src, size_t nsrc,
                   uint8_t* out, size_t n) {
@@ -52,6 +116,10 @@ void ReduceModelSwitch(const ReduceSpec& spec, const uint8_t* const* src,
                        size_t nsrc, uint8_t* out, size_t n) {
   if (spec.model == ReduceModel::kPairwiseTree) {
     ReduceLoopOv<E, S, true>(spec, src, nsrc, out, n);
+#if HWY_TARGET != HWY_SCALAR
+  } else if constexpr (E == Elem::kBF16 && S == Step::kNone) {
+    Bf16AccF32SeqLoop(src, nsrc, out, n);
+#endif
   } else {
     ReduceLoopOv<E, S, false>(spec, src, nsrc, out, n);
   }

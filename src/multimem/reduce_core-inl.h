@@ -6,7 +6,10 @@
 // does is done here either by an IEEE f32 add (RNE, subnormals kept: x86 and
 // EMU128 never enable FTZ/DAZ in mxpack) or in integer lanes:
 //  * fp8 -> acc: rebuild the code as f16 bits and promote (exact; see
-//    DecodeFp8), so no f32 subnormal is ever an operand.
+//    DecodeFp8), so no f32 subnormal is ever an operand of a multiply. (The
+//    e4m3 acc::f16 kernels with finite sums work on values scaled by 2^-120,
+//    kScaledE4M3, where small values are f32 subnormals; those only meet
+//    f32 adds and integer operations, never a multiply.)
 //  * an f16 add (acc::f16) is the f32 add followed by RNE to 11 significant
 //    bits in integer lanes; RNE_11(RNE_24(a + b)) == RNE_11(a + b) because
 //    24 >= 2*11 + 2 (double rounding is innocuous, Figueroa 1995). Every acc
@@ -40,6 +43,7 @@
 #include "hwy/aligned_allocator.h"
 #include "hwy/highway.h"
 #include "src/multimem/reduce_args.h"
+#include "src/util/lanes-inl.h"  // StoreBytes4
 #include "mxpack/multimem.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -63,6 +67,17 @@ enum class Step : int {
   kF16Fp8,   // NCCL fp8: RNE to f16, then RNE satfinite to the fp8 format.
 };
 
+// A u32-lane constant kept in a register: GCC otherwise rebuilds broadcast
+// constants from immediates inside the chunk loops.
+HWY_INLINE VU KU(uint32_t v) {
+  VU k = hn::Set(DU(), v);
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR && \
+    (HWY_COMPILER_GCC || HWY_COMPILER_CLANG)
+  asm("" : "+v"(k.raw));
+#endif
+  return k;
+}
+
 // RNE of f32 lanes to 11 significant bits (f16 precision). Values must be
 // multiples of 2^-24 (see the file comment). NaN stays NaN: NaNs produced
 // here have zero low 13 bits (decoded or default NaNs).
@@ -72,9 +87,8 @@ template <bool kCheckOverflow>
 HWY_INLINE VF RoundToF16(VF s) {
   const DU du;
   const VU u = hn::BitCast(du, s);
-  const VU lsb = hn::And(hn::ShiftRight<13>(u), hn::Set(du, 1u));
-  VU r = hn::And(hn::Add(u, hn::Add(hn::Set(du, 0xFFFu), lsb)),
-                 hn::Set(du, ~0x1FFFu));
+  const VU lsb = hn::And(hn::ShiftRight<13>(u), KU(1u));
+  VU r = hn::And(hn::Add(u, hn::Add(KU(0xFFFu), lsb)), KU(~0x1FFFu));
   if (kCheckOverflow) {
     // |r| >= 65536 (0x47800000) is beyond f16 max (65504 + half ulp rounds
     // up to it): Inf, unless NaN (abs bits > 0x7F800000).
@@ -311,6 +325,62 @@ HWY_INLINE void Encode(VF x, uint8_t* out) {
   }
 }
 
+// e4m3 acc::f16 with finite partial sums (kCheckOverflow false) keeps every
+// value scaled by 2^-120, where the e4m3 code is the f32 bit pattern:
+//   i8 code sign-extended, << 20, & 0x87F00000:  s 0000 eeee mmm 0...0
+// (exponent field e = f32 exponent field; e4m3 subnormals are f32 subnormals
+// on the same grid). The f32 adds are exact below the f32 normal range
+// (multiples of 2^-129 there), RoundToF16 is a no-op there (values below
+// 2^-6 unscaled hold at most 3 significant bits) and elsewhere rounds to 11
+// significant bits as in the unscaled domain, and the final RNE to e4m3
+// needs no subnormal path: the code is the rounded f32 bits >> 20.
+template <Elem E, Step S, bool kCheckOverflow>
+inline constexpr bool kScaledE4M3 = E == Elem::kE4M3 && S == Step::kF16 && !kCheckOverflow;
+
+HWY_INLINE VF DecodeE4M3Scaled(const uint8_t* p) {
+  const DF df;
+  const DI di;
+  const hn::Rebind<int8_t, DF> di8;
+  const auto c = hn::PromoteTo(di, hn::LoadU(di8, reinterpret_cast<const int8_t*>(p)));
+  return hn::BitCast(df, hn::And(hn::ShiftLeft<20>(c), hn::BitCast(di, KU(0x87F00000u))));
+}
+
+// RNE satfinite of scaled finite f32 lanes to e4m3 codes (u32 lanes): t = x
+// + 0x7FFFF + lsb (bit 20) keeps the sign in bit 31 (|x| < 2^-104 scaled).
+HWY_INLINE VU CodeE4M3Scaled(VF x) {
+  const DU du;
+  const VU u = hn::BitCast(du, x);
+  const VU lsb = hn::And(hn::ShiftRight<20>(u), KU(1u));
+  const VU t = hn::Add(hn::Add(u, KU(0x7FFFFu)), lsb);
+  const VU code = hn::Min(hn::ShiftRight<20>(hn::And(t, KU(0x7FFFFFFFu))), KU(0x7Eu));
+  return hn::OrAnd(code, hn::ShiftRight<24>(u), KU(0x80u));
+}
+
+HWY_INLINE void EncodeE4M3Scaled(VF x, uint8_t* out) {
+  const DI di;
+  const hn::Rebind<uint8_t, DF> du8;
+  hn::StoreU(hn::DemoteTo(du8, hn::BitCast(di, CodeE4M3Scaled(x))), du8, out);
+}
+
+// Decode / Encode in the domain of the model (kScaledE4M3 or exact values).
+template <Elem E, Step S, bool kCheckOverflow>
+HWY_INLINE VF DecodeAcc(const uint8_t* p) {
+  if constexpr (kScaledE4M3<E, S, kCheckOverflow>) {
+    return DecodeE4M3Scaled(p);
+  } else {
+    return Decode<E>(p);
+  }
+}
+
+template <Elem E, Step S, bool kCheckOverflow>
+HWY_INLINE void EncodeAcc(VF x, uint8_t* out) {
+  if constexpr (kScaledE4M3<E, S, kCheckOverflow>) {
+    EncodeE4M3Scaled(x, out);
+  } else {
+    Encode<E>(x, out);
+  }
+}
+
 template <Elem E, Step S, bool kCheckOverflow>
 HWY_INLINE VF AddStep(VF a, VF b) {
   const VF s = hn::Add(a, b);
@@ -364,15 +434,15 @@ HWY_INLINE void ReduceBlock(const uint8_t* const* src, size_t nsrc, size_t i,
   const DF df;
   const size_t off = i * kB;
   if constexpr (!kTree) {
-    VF acc = Decode<E>(src[0] + off);
+    VF acc = DecodeAcc<E, S, kCheckOverflow>(src[0] + off);
     for (size_t r = 1; r < nsrc; ++r) {
-      acc = AddStep<E, S, kCheckOverflow>(acc, Decode<E>(src[r] + off));
+      acc = AddStep<E, S, kCheckOverflow>(acc, DecodeAcc<E, S, kCheckOverflow>(src[r] + off));
     }
-    Encode<E>(acc, out + off);
+    EncodeAcc<E, S, kCheckOverflow>(acc, out + off);
   } else {
     const size_t N = hn::Lanes(df);
     for (size_t r = 0; r < nsrc; ++r) {
-      hn::Store(Decode<E>(src[r] + off), df, scratch + r * N);
+      hn::Store(DecodeAcc<E, S, kCheckOverflow>(src[r] + off), df, scratch + r * N);
     }
     size_t cnt = nsrc;
     while (cnt > 1) {
@@ -386,7 +456,7 @@ HWY_INLINE void ReduceBlock(const uint8_t* const* src, size_t nsrc, size_t i,
       }
       cnt = (cnt + 1) / 2;
     }
-    Encode<E>(hn::Load(df, scratch), out + off);
+    EncodeAcc<E, S, kCheckOverflow>(hn::Load(df, scratch), out + off);
   }
 }
 
@@ -453,18 +523,24 @@ void ReduceLoop(const ReduceSpec& spec, const uint8_t* const* src, size_t nsrc,
       // chain latency-bound).
       const size_t o0 = pos * kB, o1 = o0 + N * kB, o2 = o1 + N * kB,
                    o3 = o2 + N * kB;
-      VF a0 = Decode<E>(s[0] + o0), a1 = Decode<E>(s[0] + o1);
-      VF a2 = Decode<E>(s[0] + o2), a3 = Decode<E>(s[0] + o3);
+      VF a0 = DecodeAcc<E, S, kCheckOverflow>(s[0] + o0), a1 = DecodeAcc<E, S, kCheckOverflow>(s[0] + o1);
+      VF a2 = DecodeAcc<E, S, kCheckOverflow>(s[0] + o2), a3 = DecodeAcc<E, S, kCheckOverflow>(s[0] + o3);
       for (size_t r = 1; r < nsrc; ++r) {
-        a0 = AddStep<E, S, kCheckOverflow>(a0, Decode<E>(s[r] + o0));
-        a1 = AddStep<E, S, kCheckOverflow>(a1, Decode<E>(s[r] + o1));
-        a2 = AddStep<E, S, kCheckOverflow>(a2, Decode<E>(s[r] + o2));
-        a3 = AddStep<E, S, kCheckOverflow>(a3, Decode<E>(s[r] + o3));
+        a0 = AddStep<E, S, kCheckOverflow>(a0, DecodeAcc<E, S, kCheckOverflow>(s[r] + o0));
+        a1 = AddStep<E, S, kCheckOverflow>(a1, DecodeAcc<E, S, kCheckOverflow>(s[r] + o1));
+        a2 = AddStep<E, S, kCheckOverflow>(a2, DecodeAcc<E, S, kCheckOverflow>(s[r] + o2));
+        a3 = AddStep<E, S, kCheckOverflow>(a3, DecodeAcc<E, S, kCheckOverflow>(s[r] + o3));
       }
-      Encode<E>(a0, o + o0);
-      Encode<E>(a1, o + o1);
-      Encode<E>(a2, o + o2);
-      Encode<E>(a3, o + o3);
+      if constexpr (kScaledE4M3<E, S, kCheckOverflow>) {
+        // One narrowing of four vectors (o0..o3 are consecutive bytes).
+        StoreBytes4(DU(), CodeE4M3Scaled(a0), CodeE4M3Scaled(a1), CodeE4M3Scaled(a2),
+                    CodeE4M3Scaled(a3), o + o0);
+      } else {
+        EncodeAcc<E, S, kCheckOverflow>(a0, o + o0);
+        EncodeAcc<E, S, kCheckOverflow>(a1, o + o1);
+        EncodeAcc<E, S, kCheckOverflow>(a2, o + o2);
+        EncodeAcc<E, S, kCheckOverflow>(a3, o + o3);
+      }
     } else {
       for (size_t j = 0; j < chunk; j += N) {
         ReduceBlock<E, S, kCheckOverflow, kTree>(s, nsrc, pos + j, o, scratch.get());

@@ -117,6 +117,19 @@ std::vector<uint8_t> Blocks(Format w, size_t block, uint32_t seed,
       emit({sig * Pow2(e), 0.1f * Pow2(e), -0.3f * Pow2(e)});
     }
   }
+  // MX from bf16 / f16: q = x / 2^e below f32's normal range is rounded to
+  // w, so elements around 2^(e - 134) (half of bf16's smallest subnormal
+  // after the scale) decide between the nibbles 0 and 0x8.
+  for (int e = -12; e <= 14; ++e) {
+    std::vector<float> v = {6.0f * Pow2(e)};
+    for (int d : {-136, -135, -134, -133, -132}) {
+      for (float m : {1.0f, 1.25f, 1.5f, 1.75f}) {
+        v.push_back(-m * std::ldexp(1.0f, e + d));
+        v.push_back(m * std::ldexp(1.0f, e + d));
+      }
+    }
+    emit(v);
+  }
   // Tiny, huge and special blocks.
   emit({std::numeric_limits<float>::denorm_min(), -1e-45f, 1e-40f});
   emit({1e-38f, -3e-39f, 1e-44f, 0.0f});

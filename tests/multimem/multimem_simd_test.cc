@@ -129,6 +129,37 @@ inline void RunAllOnce(Impl impl) {
       for (size_t i = 0; i < src[0].size(); i += 997) src[i % 2][i] = 0x7F | (i & 0x80);
       Compare(spec, src, 0, src[0].size(), impl, &checked);
     }
+    // 1b) 16-bit acc::f32: every pair of a structured code set (both signs,
+    //    every exponent field with mantissas 1 and all ones, zero, Inf, and
+    //    a mantissa sweep of the binade of 1.0), which includes zeros,
+    //    subnormals, Inf, NaN, and sums that tie at bf16 / f16.
+    if (eb == 2 && spec.op == ReduceOp::kAdd && spec.acc == AccPrec::kF32) {
+      const bool bf = ti.element == Format::kBF16;
+      const int man_bits = bf ? 7 : 10, exp_max = bf ? 0xFF : 0x1F;
+      const uint16_t man_all = static_cast<uint16_t>((1u << man_bits) - 1);
+      std::vector<uint16_t> codes = {0, static_cast<uint16_t>(exp_max << man_bits)};
+      for (int e = 0; e <= exp_max; ++e) {
+        for (uint16_t m : {uint16_t{1}, man_all}) {
+          codes.push_back(static_cast<uint16_t>((e << man_bits) | m));
+        }
+      }
+      const int one = bf ? 127 : 15;
+      for (uint16_t m = 0; m <= man_all; m = static_cast<uint16_t>(m + (bf ? 3 : 9))) {
+        codes.push_back(static_cast<uint16_t>((one << man_bits) | m));
+      }
+      const size_t half = codes.size();
+      for (size_t i = 0; i < half; ++i) codes.push_back(codes[i] | 0x8000);
+      std::vector<std::vector<uint8_t>> src(2);
+      for (uint16_t a : codes) {
+        for (uint16_t b : codes) {
+          for (int k = 0; k < 2; ++k) {
+            src[0].push_back(static_cast<uint8_t>(a >> (8 * k)));
+            src[1].push_back(static_cast<uint8_t>(b >> (8 * k)));
+          }
+        }
+      }
+      Compare(spec, src, 0, src[0].size(), impl, &checked);
+    }
     // 2) Random N-way data, lengths 0..5 chunks of the widest vector, offsets.
     // (129 and 147 sources: past the e4m3 finite-sum bound, kE4M3FiniteSources
     // = 128, where the kernels keep the f16 overflow check.)

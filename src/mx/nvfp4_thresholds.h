@@ -72,6 +72,10 @@ struct Nvfp4ThresholdTable {
   const float* ue4m3;  // decode table of the 128 scale codes
   uint64_t have[2] = {0, 0};
   uint32_t thr[128][8];
+  // thr >> 16 (entry 7: 0), for bf16 sources: a bf16 magnitude h (h << 16
+  // in f32 bits, low half zero) exceeds T iff h > T >> 16, so the u16
+  // compares decide exactly as the u32 ones.
+  alignas(16) uint16_t thr16[128][8];
 
   // Fills the missing rows of the codes lo..hi (a chunk's scale codes
   // usually span a few binades; the span costs less to find than the set).
@@ -84,6 +88,8 @@ struct Nvfp4ThresholdTable {
       for (uint64_t m = span & ~have[w]; m != 0; m &= m - 1) {
         const unsigned c = 64 * w + static_cast<unsigned>(__builtin_ctzll(m));
         Nvfp4ElementThresholds(ue4m3[c], tensor_scale, thr[c]);
+        for (int i = 0; i < 7; ++i) thr16[c][i] = static_cast<uint16_t>(thr[c][i] >> 16);
+        thr16[c][7] = 0;
       }
       have[w] |= span;
     }

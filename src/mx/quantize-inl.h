@@ -9,7 +9,8 @@
 // b6x16_p32 groups. bf16 into fp8 (MXFP8) encodes the bf16 bits directly
 // with the scale folded into an integer rounding addend
 // (src/mx/encode_direct-inl.h). NVFP4 kExact compares the elements with
-// per-scale-code thresholds instead (src/mx/nvfp4_exact-inl.h).
+// per-scale-code thresholds instead (src/mx/nvfp4_exact-inl.h; bf16 on
+// AVX3_DL in u16 lanes).
 // Per-target toggle guard (re-included once per Highway target).
 #if defined(MXPACK_SRC_MX_QUANTIZE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MXPACK_SRC_MX_QUANTIZE_INL_H_
@@ -747,7 +748,9 @@ class MxBlockQuantizer {
                                          const uint32_t* HWY_RESTRICT amax, bool inf) {
     uint32_t span[2] = {0x7F, 0};  // the smallest and largest scale code
     if (a.mode == ScaleMode::kEven) {
-#if HWY_ARCH_X86
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+      Exact::ExactScaleCodesRnNoMxcsr(amax, nb, a.tensor_scale, scale_codes, span);
+#elif HWY_ARCH_X86
       Exact::ExactScaleCodesRnNoDaz(amax, nb, a.tensor_scale, scale_codes, span);
 #else
       Exact::ExactScaleCodesRn(amax, nb, a.tensor_scale, scale_codes, span);
@@ -764,11 +767,58 @@ class MxBlockQuantizer {
       }
     }
     a.thresholds->Fill(span[0], span[1]);
+#if HWY_TARGET == HWY_AVX3_DL
+    if constexpr (kBf16) {
+      // bf16 in u16 lanes (Nvfp4ExactOps::Bf16Codes64) where no element is
+      // Inf or NaN (bf16 chunks hold no row padding: the driver stages
+      // ragged rows as f32).
+      if (!inf && nvalid == nb * kBlock) {
+        return padded ? EncodeChunkBf16<true>(src, nb, a.thresholds->thr16, scale_codes, out,
+                                              a.prefetch_l2)
+                      : EncodeChunkBf16<false>(src, nb, a.thresholds->thr16, scale_codes, out,
+                                               a.prefetch_l2);
+      }
+    }
+#endif
     const bool any_nan = std::memchr(scale_codes, kNanScale, nb) != nullptr;
     EncodeChunk(src, nullptr, nullptr, nullptr, nb * kBlock, nvalid,
                 any_nan ? scale_codes : nullptr, padded, out, a.prefetch_l2, nullptr,
                 /*clamp=*/inf, a.thresholds->thr[0], scale_codes);
   }
+
+#if HWY_TARGET == HWY_AVX3_DL
+  // Pass 3 of NVFP4 kExact from bf16 without Inf or NaN elements: 64
+  // elements (four blocks) per step by Nvfp4ExactOps::Bf16Codes64, then the
+  // last 1..3 blocks through zero-padded buffers.
+  template <bool kPadded>
+  static HWY_NOINLINE void EncodeChunkBf16(const uint8_t* HWY_RESTRICT src, size_t nb,
+                                           const uint16_t (*thr16)[8],
+                                           const uint8_t* HWY_RESTRICT codes,
+                                           uint8_t* HWY_RESTRICT out, bool prefetch_l2) {
+    const auto* s16 = reinterpret_cast<const uint16_t*>(src);
+    const size_t n = nb * kBlock;
+    const auto whole_steps = [&](auto l2) {
+      size_t i = 0;
+      for (; i + 64 <= n; i += 64) {
+        PrefetchNextChunk(src + 2 * i, 2 * n, 128, l2);
+        _mm512_storeu_si512(out + i,
+                            Exact::Bf16Codes64<kPadded>(s16 + i, thr16, codes + i / kBlock));
+      }
+      return i;
+    };
+    const size_t i = prefetch_l2 ? whole_steps(std::true_type()) : whole_steps(std::false_type());
+    if (i == n) return;
+    const size_t rest = n - i;
+    HWY_ALIGN uint16_t in_buf[64] = {};
+    HWY_ALIGN uint8_t out_buf[64];
+    uint8_t code_buf[4];
+    // Missing blocks: +0 with the last block's scale code (a filled row).
+    for (size_t j = 0; j < 4; ++j) code_buf[j] = codes[HWY_MIN(i / kBlock + j, nb - 1)];
+    std::memcpy(in_buf, s16 + i, 2 * rest);
+    _mm512_store_si512(out_buf, Exact::Bf16Codes64<kPadded>(in_buf, thr16, code_buf));
+    std::memcpy(out + i, out_buf, rest);
+  }
+#endif
 
   // Codes (u32 lanes) of the N elements at p, scaled by m: x * m (MX) or
   // x / m, x * 0 when m == 0 (NVFP4; m = d * t), then the shared rn /

@@ -215,62 +215,74 @@ class Nvfp4ExactOps {
     const __m512i lo = _mm512_set1_epi16(static_cast<int16_t>(16 * h + k));
     return _mm512_mask_add_epi16(lo, 0xFFFF0000u, lo, _mm512_set1_epi16(8));
   }
-  // The codes (u16 lanes: count | sign << 3) of the 32 bf16 x, c3 / c1 / c5
-  // their lanes' Bf16Index(h, 3 / 1 / 5).
-  static HWY_INLINE __m512i Bf16Codes32(__m512i x, __m512i tv, __m512i c3, __m512i c1,
-                                        __m512i c5) {
-    const __m512i ax = _mm512_and_si512(x, _mm512_set1_epi16(0x7FFF));
-    const __mmask32 k1 = _mm512_cmpgt_epu16_mask(ax, _mm512_permutexvar_epi16(c3, tv));
-    const __m512i i2 = _mm512_mask_blend_epi16(k1, c1, c5);
-    const __mmask32 k2 = _mm512_cmpgt_epu16_mask(ax, _mm512_permutexvar_epi16(i2, tv));
-    // T_2 / T_6 (index + 1) above T_1 / T_5, else T_0 / T_4 (index - 1).
-    const __m512i i3 = _mm512_add_epi16(
-        i2, _mm512_mask_blend_epi16(k2, _mm512_set1_epi16(-1), _mm512_set1_epi16(1)));
-    const __mmask32 k3 = _mm512_cmpgt_epu16_mask(ax, _mm512_permutexvar_epi16(i3, tv));
-    const __m512i idx = _mm512_mask_add_epi16(i3, k3, i3, _mm512_set1_epi16(1));
-    // Bits 0..2 from idx, the rest from x >> 12 (bit 3: the sign; bits
-    // 4..15: 0); select C ? B : A.
-    return _mm512_ternarylogic_epi32(_mm512_srli_epi16(x, 12), idx, _mm512_set1_epi16(7), 0xD8);
-  }
-  // The 64 codes of the four blocks at p (bf16 bits) with scale codes
-  // codes[0..3], as 64 code bytes or (kPadded) four b4x16_p64 groups.
+  // The constants of Bf16Codes64, built once per chunk (GCC would rebuild
+  // the index vectors in every step).
+  struct Bf16Consts {
+    __m512i c3[2], c1[2], c5[2];  // Bf16Index(h, 3 / 1 / 5)
+    __m512i abs, minus1, plus1, seven, weights, idx;
+  };
   template <bool kPadded>
-  static HWY_INLINE __m512i Bf16Codes64(const uint16_t* HWY_RESTRICT p,
-                                        const uint16_t (*thr16)[8],
-                                        const uint8_t* HWY_RESTRICT codes) {
-    const __m512i tv = Bf16Table(thr16, codes);
-    __m512i c0 = Bf16Codes32(_mm512_loadu_si512(p), tv, Bf16Index(0, 3), Bf16Index(0, 1),
-                             Bf16Index(0, 5));
-    __m512i c1 = Bf16Codes32(_mm512_loadu_si512(p + 32), tv, Bf16Index(1, 3), Bf16Index(1, 1),
-                             Bf16Index(1, 5));
+  static HWY_INLINE Bf16Consts MakeBf16Consts() {
     struct Table {
       alignas(64) uint8_t v[64];
     };
+    // kPadded: per group g, bytes 0..7 from the u32 lanes 8 (g % 2) .. + 7
+    // of vector g / 2, bytes 8..15 zero (Bf16Codes64's zeroing mask); else
+    // the low byte of every u16 lane.
+    static constexpr Table kIdx = [] {
+      Table t{};
+      for (int j = 0; j < 64; ++j) {
+        const int g = j / 16, m = j % 16;
+        t.v[j] = static_cast<uint8_t>(
+            !kPadded ? 2 * j : (m < 8 ? 64 * (g / 2) + 4 * (8 * (g % 2) + m) : 0));
+      }
+      return t;
+    }();
+    Bf16Consts k;
+    for (int h = 0; h < 2; ++h) {
+      k.c3[h] = Bf16Index(h, 3);
+      k.c1[h] = Bf16Index(h, 1);
+      k.c5[h] = Bf16Index(h, 5);
+    }
+    k.abs = _mm512_set1_epi16(0x7FFF);
+    k.minus1 = _mm512_set1_epi16(-1);
+    k.plus1 = _mm512_set1_epi16(1);
+    k.seven = _mm512_set1_epi16(7);
+    k.weights = _mm512_set1_epi32(0x00100001);
+    k.idx = _mm512_load_si512(kIdx.v);
+    return k;
+  }
+  // The codes (u16 lanes: count | sign << 3) of the 32 bf16 x of vector h.
+  static HWY_INLINE __m512i Bf16Codes32(__m512i x, __m512i tv, const Bf16Consts& k, int h) {
+    const __m512i ax = _mm512_and_si512(x, k.abs);
+    const __mmask32 k1 = _mm512_cmpgt_epu16_mask(ax, _mm512_permutexvar_epi16(k.c3[h], tv));
+    const __m512i i2 = _mm512_mask_blend_epi16(k1, k.c1[h], k.c5[h]);
+    const __mmask32 k2 = _mm512_cmpgt_epu16_mask(ax, _mm512_permutexvar_epi16(i2, tv));
+    // T_2 / T_6 (index + 1) above T_1 / T_5, else T_0 / T_4 (index - 1).
+    const __m512i i3 = _mm512_add_epi16(i2, _mm512_mask_blend_epi16(k2, k.minus1, k.plus1));
+    const __mmask32 k3 = _mm512_cmpgt_epu16_mask(ax, _mm512_permutexvar_epi16(i3, tv));
+    const __m512i idx = _mm512_mask_add_epi16(i3, k3, i3, k.plus1);
+    // Bits 0..2 from idx, the rest from x >> 12 (bit 3: the sign; bits
+    // 4..15: 0); select C ? B : A.
+    return _mm512_ternarylogic_epi32(_mm512_srli_epi16(x, 12), idx, k.seven, 0xD8);
+  }
+  // The 64 codes of the four blocks at p (bf16 bits) with scale codes
+  // codes[0..3], as 64 code bytes or (kPadded) four b4x16_p64 groups; k:
+  // MakeBf16Consts<kPadded>().
+  template <bool kPadded>
+  static HWY_INLINE __m512i Bf16Codes64(const uint16_t* HWY_RESTRICT p,
+                                        const uint16_t (*thr16)[8],
+                                        const uint8_t* HWY_RESTRICT codes, const Bf16Consts& k) {
+    const __m512i tv = Bf16Table(thr16, codes);
+    __m512i c0 = Bf16Codes32(_mm512_loadu_si512(p), tv, k, 0);
+    __m512i c1 = Bf16Codes32(_mm512_loadu_si512(p + 32), tv, k, 1);
     if constexpr (kPadded) {
-      // u32 lane = even code + 16 * odd code (one pmaddwd); per group g:
-      // bytes 0..7 from the u32 lanes 8 (g % 2) .. + 7 of vector g / 2,
-      // bytes 8..15 zero (the zeroing mask).
-      static constexpr Table kIdx = [] {
-        Table t{};
-        for (int j = 0; j < 64; ++j) {
-          const int g = j / 16, m = j % 16;
-          t.v[j] = m < 8 ? static_cast<uint8_t>(64 * (g / 2) + 4 * (8 * (g % 2) + m)) : 0;
-        }
-        return t;
-      }();
-      const __m512i w = _mm512_set1_epi32(0x00100001);
-      c0 = _mm512_madd_epi16(c0, w);
-      c1 = _mm512_madd_epi16(c1, w);
-      return _mm512_maskz_permutex2var_epi8(0x00FF00FF00FF00FFull, c0,
-                                            _mm512_load_si512(kIdx.v), c1);
+      // u32 lane = even code + 16 * odd code (one pmaddwd), then the groups.
+      c0 = _mm512_madd_epi16(c0, k.weights);
+      c1 = _mm512_madd_epi16(c1, k.weights);
+      return _mm512_maskz_permutex2var_epi8(0x00FF00FF00FF00FFull, c0, k.idx, c1);
     } else {
-      // The low byte of every u16 lane.
-      static constexpr Table kIdx = [] {
-        Table t{};
-        for (int j = 0; j < 64; ++j) t.v[j] = static_cast<uint8_t>(2 * j);
-        return t;
-      }();
-      return _mm512_permutex2var_epi8(c0, _mm512_load_si512(kIdx.v), c1);
+      return _mm512_permutex2var_epi8(c0, k.idx, c1);
     }
   }
 #endif

@@ -797,12 +797,13 @@ class MxBlockQuantizer {
                                            uint8_t* HWY_RESTRICT out, bool prefetch_l2) {
     const auto* s16 = reinterpret_cast<const uint16_t*>(src);
     const size_t n = nb * kBlock;
+    const typename Exact::Bf16Consts k = Exact::template MakeBf16Consts<kPadded>();
     const auto whole_steps = [&](auto l2) {
       size_t i = 0;
       for (; i + 64 <= n; i += 64) {
         PrefetchNextChunk(src + 2 * i, 2 * n, 128, l2);
         _mm512_storeu_si512(out + i,
-                            Exact::Bf16Codes64<kPadded>(s16 + i, thr16, codes + i / kBlock));
+                            Exact::Bf16Codes64<kPadded>(s16 + i, thr16, codes + i / kBlock, k));
       }
       return i;
     };
@@ -815,7 +816,7 @@ class MxBlockQuantizer {
     // Missing blocks: +0 with the last block's scale code (a filled row).
     for (size_t j = 0; j < 4; ++j) code_buf[j] = codes[HWY_MIN(i / kBlock + j, nb - 1)];
     std::memcpy(in_buf, s16 + i, 2 * rest);
-    _mm512_store_si512(out_buf, Exact::Bf16Codes64<kPadded>(in_buf, thr16, code_buf));
+    _mm512_store_si512(out_buf, Exact::Bf16Codes64<kPadded>(in_buf, thr16, code_buf, k));
     std::memcpy(out + i, out_buf, rest);
   }
 #endif

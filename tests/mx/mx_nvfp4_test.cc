@@ -605,6 +605,70 @@ TEST(MxNvfp4, Bf16ExactAtEveryDecisionPointEveryTarget) {
   }
 }
 
+TEST(MxNvfp4, F32ReciprocalStepsEveryTarget) {
+  // f32 into NVFP4 kExact on AVX3_DL multiplies by an f32 reciprocal of
+  // d t and encodes with RangeEncodeF32 where no product lies within 8 ulps
+  // of a value with its low 21 bits zero (every e2m1 decision point), else
+  // compares with the thresholds. Per scale code: an anchor just above
+  // 6 d t, then elements k ulps (of the quotient) from every decision point
+  // m_i d' t of the anchor's code d', |k| in 0..3 (threshold steps) and
+  // 9..24 (reciprocal steps next to the window), random signs; 1..3 blocks
+  // past the last whole step, zero blocks (d t = 0) among the others; tensor
+  // scales whose small codes have no reciprocal (d t < 2^-123: those
+  // chunks take the thresholds) and large ones; codes, dense4 and
+  // b4x16_p64.
+  static constexpr double kMid[7] = {0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0};
+  const float ts[] = {1.0f, F32FromBits(0x3DBF3CF4u), 0.001f, 3e-36f, 1e-38f, 5e30f};
+  std::mt19937 rng(7);
+  for (float t : ts) {
+    std::vector<float> x;
+    for (int c = 1; c <= 0x7E; ++c) {
+      const double amax_d = 6.0 * Ue4m3(c) * static_cast<double>(t) * (1 + 0x1p-20);
+      if (!(amax_d < 3e38) || amax_d < 1e-37) continue;
+      const float amax = static_cast<float>(amax_d);
+      const double p = Ue4m3(ExactScaleOracle(ScaleMode::kEven, amax, t)) * static_cast<double>(t);
+      std::vector<float> v;
+      for (double m : kMid) {
+        for (int k : {0, 1, 2, 3, 9, 10, 12, 17, 24}) {
+          for (int sgn : {-1, 1}) {
+            const float e = static_cast<float>(m * p * (1 + sgn * k * 0x1p-23));
+            v.push_back(rng() % 2 ? -e : e);
+          }
+        }
+      }
+      for (size_t i = 0; i < v.size(); i += 15) {
+        x.push_back(amax);
+        for (size_t j = i; j < i + 15; ++j) x.push_back(j < v.size() ? v[j] : 0.0f);
+      }
+      if (c % 9 == 0) x.insert(x.end(), 16, 0.0f);  // a zero block
+    }
+    while (x.size() / 16 % 4 != 3) x.insert(x.end(), 16, 0.0f);
+    x[x.size() - 5] = -x[16 * 7];  // a nonzero block in the partial step
+    x[x.size() - 32] = x[16 * 9 + 3];
+    const size_t rows = x.size() / 16;
+    const std::vector<uint8_t> in = F32Bytes(x);
+    for (ElementLayout l :
+         {ElementLayout::kCodes, ElementLayout::kDense4, ElementLayout::kB4x16P64}) {
+      const std::string what =
+          absl::StrFormat("t=%a %s", static_cast<double>(t), ElementLayoutName(l));
+      absl::StatusOr<MxTensor> ref = QuantizeNvfp4Exact(Format::kF32, in, rows, 16, t,
+                                                        ScaleMode::kEven, l, Impl{Impl::kScalar});
+      ASSERT_TRUE(ref.ok()) << what;
+      for (int64_t target : AvailableTargets()) {
+        absl::StatusOr<MxTensor> got =
+            QuantizeNvfp4Exact(Format::kF32, in, rows, 16, t, ScaleMode::kEven, l, Impl{target});
+        ASSERT_TRUE(got.ok()) << what;
+        ASSERT_EQ(got->scales, ref->scales) << what << " " << ImplName(Impl{target});
+        for (size_t i = 0; i < ref->elements.size(); ++i) {
+          ASSERT_EQ(got->elements[i], ref->elements[i])
+              << what << " " << ImplName(Impl{target}) << " byte " << i << " x bits 0x"
+              << std::hex << F32Bits(x[l == ElementLayout::kCodes ? i : 0]);
+        }
+      }
+    }
+  }
+}
+
 #if defined(__x86_64__) || defined(__i386__)
 TEST(MxNvfp4, ExactScalesIndependentOfCallerMxcsrEveryTarget) {
   // The AVX-512 kExact rn scale codes run without MXCSR writes (explicitly

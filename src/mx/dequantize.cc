@@ -117,6 +117,9 @@ void DequantizeMxSimd(const MxTensorView& q, Format to, uint8_t* out,
   a.scale_lut = ScaleTable(MxScaleFormat(s.format));
   a.tensor_scale = q.tensor_scale;
   a.cols = s.cols;
+  Nvfp4HalfTable half_table;  // (4 KiB; only its have[] is initialized)
+  // (f16 keeps FastBlocks512, whose vcvtps2ph rounds in one instruction.)
+  if (s.format == MxFormat::kNvfp4 && to == Format::kBF16) a.nvfp4_half = &half_table;
   for (size_t r = 0; r < s.rows; ++r) {
     const uint8_t* src = q.elements.data() + r * row_bytes;
     if (packed) {

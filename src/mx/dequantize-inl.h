@@ -35,12 +35,13 @@
 #define MXPACK_SRC_MX_DEQUANTIZE_ARGS_
 namespace mxpack::internal {
 
-// NVFP4 into bf16: the 16 results of each scale code (the general
+// NVFP4 into bf16 / f16: the 16 results of each scale code (the general
 // step's values of the codes 0..15 under that scale), filled on first use
 // within one call (so in the caller's floating-point environment of the
 // call, as every path multiplies).
 struct Nvfp4HalfTable {
   uint64_t have[2] = {0, 0};
+  bool fill_all = false;  // fill every row first (calls with many blocks)
   alignas(32) uint16_t row[128][16];
 };
 
@@ -60,7 +61,7 @@ struct MxDequantRow {
   float tensor_scale;      // NVFP4 t (unused for MX)
   size_t cols;
   uint8_t* out;  // cols values of the output format
-  Nvfp4HalfTable* nvfp4_half;  // NVFP4 into bf16, else null
+  Nvfp4HalfTable* nvfp4_half;  // NVFP4 into bf16 / f16, else null
 };
 
 }  // namespace mxpack::internal
@@ -528,16 +529,18 @@ struct MxRowDequantizer {
   }
 
 #ifdef MXPACK_HAVE_DEQUANT_FAST512
-  // NVFP4 into bf16 on AVX-512: blocks k..k+3 (scale codes sc) by
+  // NVFP4 into bf16 / f16 on AVX-512: blocks k..k+3 (scale codes sc) by
   // table lookup, two blocks per vpermw: their rows of Nvfp4HalfTable in
   // one vector (block A in u16 lanes 0..15, B in 16..31), each lane's code
   // plus 16 for block B as the index.
+  // kFull: every row of the table is filled.
+  template <bool kFull>
   static HWY_INLINE void Nvfp4Half4(const internal::MxDequantRow& a, const uint8_t* sc,
                                     size_t k) {
     internal::Nvfp4HalfTable& tab = *a.nvfp4_half;
     const auto row_of = [&](uint8_t scale) {
       const unsigned c = scale & 0x7Fu;
-      if (HWY_UNLIKELY(((tab.have[c >> 6] >> (c & 63)) & 1) == 0)) FillHalf(a, c);
+      if (!kFull && HWY_UNLIKELY(((tab.have[c >> 6] >> (c & 63)) & 1) == 0)) FillHalf(a, c);
       return _mm256_load_si256(reinterpret_cast<const __m256i*>(tab.row[c]));
     };
     const __m512i block_b = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(16), 1);
@@ -601,15 +604,31 @@ struct MxRowDequantizer {
     const size_t whole = a.cols / kBlock;
     constexpr size_t kOut = kBlock * kOutBytes;
     size_t k = 0;
+#ifdef MXPACK_HAVE_DEQUANT_FAST512
+    if constexpr (kNvfp4 && kTo != Format::kF32) {
+      if (a.nvfp4_half != nullptr && a.nvfp4_half->fill_all) {
+        // Every row at once (large calls), then lookups without checks.
+        internal::Nvfp4HalfTable& tab = *a.nvfp4_half;
+        for (unsigned c = 0; c < 128 && (tab.have[0] & tab.have[1]) != ~uint64_t{0}; ++c) {
+          if (((tab.have[c >> 6] >> (c & 63)) & 1) == 0) FillHalf(a, c);
+        }
+        for (const uint8_t* sp = a.scales; k + 4 <= whole; k += 4, sp += a.stride4) {
+          uint8_t sc[4];
+          std::memcpy(sc, sp, 4);
+          Nvfp4Half4<true>(a, sc, k);
+        }
+      }
+    }
+#endif
     // Groups of 4 blocks: 4 consecutive scale bytes (both scale layouts).
     for (const uint8_t* sp = a.scales; k + 4 <= whole;
          k += 4, sp += a.stride4) {
       uint8_t sc[4];
       std::memcpy(sc, sp, 4);
 #ifdef MXPACK_HAVE_DEQUANT_FAST512
-      if constexpr (kNvfp4 && kTo == Format::kBF16) {
+      if constexpr (kNvfp4 && kTo != Format::kF32) {
         if (a.nvfp4_half != nullptr) {
-          Nvfp4Half4(a, sc, k);
+          Nvfp4Half4<false>(a, sc, k);
           continue;
         }
       }

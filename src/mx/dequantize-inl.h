@@ -632,6 +632,20 @@ struct MxRowDequantizer {
           continue;
         }
       }
+      if constexpr (kHalf) {
+        // All four blocks in HalfBlocks512's range: one check, then the
+        // blocks without the per-block dispatch.
+        if (Half::Takes(sc[0]) && Half::Takes(sc[1]) && Half::Takes(sc[2]) &&
+            Half::Takes(sc[3])) {
+          const uint8_t* codes =
+              a.group_bytes ? a.codes + k * (kBlock / 16) * a.group_bytes : a.codes + k * kBlock;
+          const size_t step = a.group_bytes ? (kBlock / 16) * a.group_bytes : kBlock;
+          for (size_t j = 0; j < 4; ++j) {
+            half.Block(sc[j], codes + j * step, a.group_bytes, a.out + (k + j) * kOut);
+          }
+          continue;
+        }
+      }
 #endif
       for (size_t j = 0; j < 4; ++j)
         Block(a, fast, half, k + j, sc[j], a.out + (k + j) * kOut);

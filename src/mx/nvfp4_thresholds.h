@@ -84,7 +84,8 @@ struct Nvfp4ThresholdTable {
   alignas(16) uint16_t thr16[128][8];
   // f32(1 / (d t)), within 2^-23 of the exact reciprocal in any rounding
   // mode, for the codes recip_min_code..127 (d t >= 2^-123: at most 2^123,
-  // far from f32 max); 0 for the others (code 0: d t = 0).
+  // far from f32 max); 0 for the others (code 0: d t = 0), whose products
+  // (+-0) send their steps to the thresholds.
   float recip[128];
   unsigned recip_min_code = 1;
 
@@ -101,10 +102,12 @@ struct Nvfp4ThresholdTable {
         Nvfp4ElementThresholds(ue4m3[c], tensor_scale, thr[c]);
         for (int i = 0; i < 7; ++i) thr16[c][i] = static_cast<uint16_t>(thr[c][i] >> 16);
         thr16[c][7] = 0;
-        recip[c] = c == 0 || c < recip_min_code
-                       ? 0.0f
-                       : static_cast<float>(1.0 / (static_cast<double>(ue4m3[c]) *
-                                                   static_cast<double>(tensor_scale)));
+        const double r =
+            1.0 / (static_cast<double>(ue4m3[c]) * static_cast<double>(tensor_scale));
+        // (A reciprocal below 2^-126, which no block of finite amax meets,
+        // would not hold 24 bits: 0 instead.)
+        recip[c] = c == 0 || c < recip_min_code || !(r >= 0x1p-126) ? 0.0f
+                                                                    : static_cast<float>(r);
       }
       have[w] |= span;
     }

@@ -632,9 +632,9 @@ struct MxRowDequantizer {
           continue;
         }
       }
-      if constexpr (kHalf) {
+      if constexpr (kHalf && (kTo == Format::kBF16 || kBits != 4)) {
         // All four blocks in HalfBlocks512's range: one check, then the
-        // blocks without the per-block dispatch.
+        // blocks without the per-block dispatch (fp4 into f16 keeps it).
         if (Half::Takes(sc[0]) && Half::Takes(sc[1]) && Half::Takes(sc[2]) &&
             Half::Takes(sc[3])) {
           const uint8_t* codes =

@@ -35,6 +35,16 @@
 #define MXPACK_SRC_MX_DEQUANTIZE_ARGS_
 namespace mxpack::internal {
 
+// NVFP4 into bf16 / f16: the 16 results of each scale code (the general
+// step's values of the codes 0..15 under that scale), filled on first use
+// within one call (so in the caller's floating-point environment of the
+// call, as every path multiplies).
+struct Nvfp4HalfTable {
+  uint64_t have[2] = {0, 0};
+  bool fill_all = false;  // fill every row first (calls with many blocks)
+  alignas(32) uint16_t row[128][16];
+};
+
 // One row of a validated MX / NVFP4 tensor to dequantize.
 struct MxDequantRow {
   // The row's elements: cols_padded codes, one per byte, or (group_bytes
@@ -51,6 +61,7 @@ struct MxDequantRow {
   float tensor_scale;      // NVFP4 t (unused for MX)
   size_t cols;
   uint8_t* out;  // cols values of the output format
+  Nvfp4HalfTable* nvfp4_half;  // NVFP4 into bf16 / f16, else null
 };
 
 }  // namespace mxpack::internal
@@ -517,6 +528,63 @@ struct MxRowDequantizer {
       Step(du, codes + i, vd, t, out + i * kOutBytes);
   }
 
+#ifdef MXPACK_HAVE_DEQUANT_FAST512
+  // NVFP4 into bf16 / f16 on AVX-512: blocks k..k+3 (scale codes sc) by
+  // table lookup, two blocks per vpermw: their rows of Nvfp4HalfTable in
+  // one vector (block A in u16 lanes 0..15, B in 16..31), each lane's code
+  // plus 16 for block B as the index.
+  // kFull: every row of the table is filled.
+  template <bool kFull>
+  static HWY_INLINE void Nvfp4Half4(const internal::MxDequantRow& a, const uint8_t* sc,
+                                    size_t k) {
+    internal::Nvfp4HalfTable& tab = *a.nvfp4_half;
+    const auto row_of = [&](uint8_t scale) {
+      const unsigned c = scale & 0x7Fu;
+      if (!kFull && HWY_UNLIKELY(((tab.have[c >> 6] >> (c & 63)) & 1) == 0)) FillHalf(a, c);
+      return _mm256_load_si256(reinterpret_cast<const __m256i*>(tab.row[c]));
+    };
+    const __m512i block_b = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(16), 1);
+    for (size_t p = 0; p < 4; p += 2) {
+      const __m512i tv =
+          _mm512_inserti64x4(_mm512_castsi256_si512(row_of(sc[p])), row_of(sc[p + 1]), 1);
+      __m512i idx;
+      if (a.group_bytes != 0) {
+        // Byte j feeds lanes 2j (with the odd code in bits 4..7) and
+        // 2j + 1 (shifted down by 4); idx = (c & 0xF) | block_b: (A & B) | C.
+        const uint8_t* g = a.codes + (k + p) * a.group_bytes;
+        const __m128i b = _mm_unpacklo_epi64(
+            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g)),
+            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + a.group_bytes)));
+        const __m512i c = _mm512_srlv_epi16(
+            _mm512_cvtepu8_epi16(
+                _mm256_set_m128i(_mm_unpackhi_epi8(b, b), _mm_unpacklo_epi8(b, b))),
+            _mm512_set1_epi32(0x00040000));
+        idx = _mm512_ternarylogic_epi32(c, _mm512_set1_epi16(0xF), block_b, 0xEA);
+      } else {
+        idx = _mm512_or_si512(
+            _mm512_cvtepu8_epi16(
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.codes + (k + p) * 16))),
+            block_b);
+      }
+      _mm512_storeu_si512(a.out + (k + p) * 32, _mm512_permutexvar_epi16(idx, tv));
+    }
+  }
+
+  // Row c of Nvfp4HalfTable: the general step on the codes 0..15.
+  static HWY_NOINLINE void FillHalf(const internal::MxDequantRow& a, unsigned c) {
+    const DU du;
+    const DF df;
+    alignas(64) static constexpr uint8_t kCodes[16] = {0, 1, 2,  3,  4,  5,  6,  7,
+                                                       8, 9, 10, 11, 12, 13, 14, 15};
+    const auto d = hn::Set(df, a.scale_lut[c]);
+    const auto t = hn::Set(df, a.tensor_scale);
+    for (size_t i = 0; i < 16; i += hn::Lanes(du)) {
+      Step(du, kCodes + i, d, t, reinterpret_cast<uint8_t*>(a.nvfp4_half->row[c]) + 2 * i);
+    }
+    a.nvfp4_half->have[c >> 6] |= uint64_t{1} << (c & 63);
+  }
+#endif
+
   static HWY_NOINLINE void Row(const internal::MxDequantRow& row) {
     // A local copy: the stores through `out` cannot alias it, so its fields
     // stay in registers.
@@ -536,11 +604,49 @@ struct MxRowDequantizer {
     const size_t whole = a.cols / kBlock;
     constexpr size_t kOut = kBlock * kOutBytes;
     size_t k = 0;
+#ifdef MXPACK_HAVE_DEQUANT_FAST512
+    if constexpr (kNvfp4 && kTo != Format::kF32) {
+      if (a.nvfp4_half != nullptr && a.nvfp4_half->fill_all) {
+        // Every row at once (large calls), then lookups without checks.
+        internal::Nvfp4HalfTable& tab = *a.nvfp4_half;
+        for (unsigned c = 0; c < 128 && (tab.have[0] & tab.have[1]) != ~uint64_t{0}; ++c) {
+          if (((tab.have[c >> 6] >> (c & 63)) & 1) == 0) FillHalf(a, c);
+        }
+        for (const uint8_t* sp = a.scales; k + 4 <= whole; k += 4, sp += a.stride4) {
+          uint8_t sc[4];
+          std::memcpy(sc, sp, 4);
+          Nvfp4Half4<true>(a, sc, k);
+        }
+      }
+    }
+#endif
     // Groups of 4 blocks: 4 consecutive scale bytes (both scale layouts).
     for (const uint8_t* sp = a.scales; k + 4 <= whole;
          k += 4, sp += a.stride4) {
       uint8_t sc[4];
       std::memcpy(sc, sp, 4);
+#ifdef MXPACK_HAVE_DEQUANT_FAST512
+      if constexpr (kNvfp4 && kTo != Format::kF32) {
+        if (a.nvfp4_half != nullptr) {
+          Nvfp4Half4<false>(a, sc, k);
+          continue;
+        }
+      }
+      if constexpr (kHalf && (kTo == Format::kBF16 || kBits != 4)) {
+        // All four blocks in HalfBlocks512's range: one check, then the
+        // blocks without the per-block dispatch (fp4 into f16 keeps it).
+        if (Half::Takes(sc[0]) && Half::Takes(sc[1]) && Half::Takes(sc[2]) &&
+            Half::Takes(sc[3])) {
+          const uint8_t* codes =
+              a.group_bytes ? a.codes + k * (kBlock / 16) * a.group_bytes : a.codes + k * kBlock;
+          const size_t step = a.group_bytes ? (kBlock / 16) * a.group_bytes : kBlock;
+          for (size_t j = 0; j < 4; ++j) {
+            half.Block(sc[j], codes + j * step, a.group_bytes, a.out + (k + j) * kOut);
+          }
+          continue;
+        }
+      }
+#endif
       for (size_t j = 0; j < 4; ++j)
         Block(a, fast, half, k + j, sc[j], a.out + (k + j) * kOut);
     }

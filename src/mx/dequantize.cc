@@ -117,6 +117,11 @@ void DequantizeMxSimd(const MxTensorView& q, Format to, uint8_t* out,
   a.scale_lut = ScaleTable(MxScaleFormat(s.format));
   a.tensor_scale = q.tensor_scale;
   a.cols = s.cols;
+  Nvfp4HalfTable half_table;  // (4 KiB; only its have[] is initialized)
+  if (s.format == MxFormat::kNvfp4 && to != Format::kF32) a.nvfp4_half = &half_table;
+  // Calls with many blocks fill every row first and skip the per-block
+  // checks.
+  half_table.fill_all = s.rows * s.blocks_per_row() >= 2048;
   for (size_t r = 0; r < s.rows; ++r) {
     const uint8_t* src = q.elements.data() + r * row_bytes;
     if (packed) {

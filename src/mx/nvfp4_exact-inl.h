@@ -14,6 +14,7 @@
 
 #include "hwy/highway.h"
 #include "mxpack/format.h"
+#include "src/mx/mx_internal.h"  // kMxChunkBlocks
 #include "src/util/lanes-inl.h"  // StoreLanes
 #include "src/format/encode_fast-inl.h"
 
@@ -41,6 +42,73 @@ class Nvfp4ExactOps {
                                                   uint32_t* HWY_RESTRICT span) {
     const internal::ScopedFlushDenormals ftz(/*daz=*/false);
     ExactScaleCodesRn(amax, nb, tensor_scale, scale_codes, span);
+  }
+#endif
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  // ExactScaleCodesRn without MXCSR writes on the common path: 6 t and the
+  // quotients are rounded by explicit rn ({rn-sae}), so the caller's
+  // rounding mode does not enter; a caller's DAZ reads a subnormal amax as
+  // 0 and FTZ flushes a subnormal quotient, but both only occur in blocks
+  // whose quotient lies below 2^-6 (amax < 2^-126 and 6 t >= 6 * 2^-120),
+  // which, like the near-midpoint vectors, go to ExactScaleCodesRnF64 under
+  // ScopedFlushDenormals(daz = false) after the loop (so that no call
+  // inside the loop clobbers its vector constants). An amax of 0 (q = 0,
+  // code 0, exact in any environment) stays on the fast path.
+  static HWY_INLINE void ExactScaleCodesRnNoMxcsr(const uint32_t* HWY_RESTRICT amax, size_t nb,
+                                                  float tensor_scale,
+                                                  uint8_t* HWY_RESTRICT scale_codes,
+                                                  uint32_t* HWY_RESTRICT span) {
+    if (!(tensor_scale >= 0x1p-120f)) {  // 6 t not a normal f32 (or NaN)
+      return ExactScaleCodesRnNoDaz(amax, nb, tensor_scale, scale_codes, span);
+    }
+    constexpr int kRn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    const DU du;
+    const __m512 den = _mm512_broadcastss_ps(
+        _mm_mul_round_ss(_mm_set_ss(tensor_scale), _mm_set_ss(6.0f), kRn));
+    static_assert(internal::kMxChunkBlocks <= 64 * 16, "pending: one bit per vector");
+    uint64_t pending = 0;  // vectors for ExactScaleCodesRnF64
+    for (size_t b = 0; b < nb; b += 16) {
+      const __m512i a = _mm512_loadu_si512(amax + b);
+      const __m512i q =
+          _mm512_castps_si512(_mm512_div_round_ps(_mm512_castsi512_ps(a), den, kRn));
+      const __m512i off = _mm512_sub_epi32(_mm512_and_si512(q, _mm512_set1_epi32(0xFFFFF)),
+                                           _mm512_set1_epi32(0x80000));
+      const __mmask16 near =
+          _mm512_cmplt_epi32_mask(_mm512_abs_epi32(off), _mm512_set1_epi32(4));
+      const __mmask16 tiny = _mm512_mask_cmplt_epi32_mask(_mm512_test_epi32_mask(a, a), q,
+                                                          _mm512_set1_epi32(121 << 23));
+      if (HWY_UNLIKELY((near | tiny) != 0)) {
+        pending |= uint64_t{1} << (b / 16);
+        continue;
+      }
+      StoreLanes<1>(du, FastEncodeF32<Format::kUE4M3, true>::EncodeRn(du, VU{q}),
+                    scale_codes + b);
+    }
+    if (HWY_UNLIKELY(pending != 0)) {
+      ExactScaleCodesRnPending(amax, pending, tensor_scale, scale_codes);
+    }
+    // The span of the codes (lanes past nb included, as in ExactScaleCodesRn).
+    __m128i lo = _mm_set1_epi8(0x7F), hi = _mm_setzero_si128();
+    for (size_t b = 0; b < nb; b += 16) {
+      const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(scale_codes + b));
+      lo = _mm_min_epu8(lo, c);
+      hi = _mm_max_epu8(hi, c);
+    }
+    span[0] = static_cast<uint8_t>(_mm512_reduce_min_epu32(_mm512_cvtepu8_epi32(lo)));
+    span[1] = static_cast<uint8_t>(_mm512_reduce_max_epu32(_mm512_cvtepu8_epi32(hi)));
+  }
+
+  // ExactScaleCodesRnF64 of the 16-block vectors whose bits are set in
+  // `pending`, with DAZ cleared and FTZ set.
+  static HWY_NOINLINE void ExactScaleCodesRnPending(const uint32_t* HWY_RESTRICT amax,
+                                                    uint64_t pending, float tensor_scale,
+                                                    uint8_t* HWY_RESTRICT scale_codes) {
+    const internal::ScopedFlushDenormals ftz(/*daz=*/false);
+    for (; pending != 0; pending &= pending - 1) {
+      const size_t b = 16 * static_cast<size_t>(__builtin_ctzll(pending));
+      ExactScaleCodesRnF64(amax + b, 16, tensor_scale, scale_codes + b);
+    }
   }
 #endif
 
@@ -121,6 +189,103 @@ class Nvfp4ExactOps {
       StoreLanes<1>(du, FastEncodeF32<Format::kUE4M3, true>::EncodeRn(du, odd), scale_codes + b);
     }
   }
+
+#if HWY_TARGET == HWY_AVX3_DL
+  // NVFP4 kExact from bf16 (AVX3_DL): the codes of 64 elements (four
+  // blocks) in u16 lanes, 32 per vector, without widening. The four blocks'
+  // u16 thresholds (Nvfp4ThresholdTable::thr16; exact for bf16, see there)
+  // fill one vector, block j in lanes 8j..8j+7, and ThresholdCodes' binary
+  // search runs on them with vpermw: T_3, then T_1 or T_5, then T_0, T_2,
+  // T_4 or T_6; the lane's table base 8j sits in bits 3..4 of the indices,
+  // so the count is the final index's bits 0..2. For chunks without Inf
+  // or NaN elements (no kZeroInf fix, no NaN blocks).
+  //   bf16 lanes of vector h (0, 1):  | block 2h (16) | block 2h+1 (16) |
+  //   table lanes:  | blk 0: T_0..T_6, 0 | blk 1 | blk 2 | blk 3 |
+  static HWY_INLINE __m512i Bf16Table(const uint16_t (*thr16)[8], const uint8_t* codes) {
+    const auto row = [&](size_t j) {
+      return _mm_load_si128(reinterpret_cast<const __m128i*>(thr16[codes[j]]));
+    };
+    __m512i tv = _mm512_castsi128_si512(row(0));
+    tv = _mm512_inserti32x4(tv, row(1), 1);
+    tv = _mm512_inserti32x4(tv, row(2), 2);
+    return _mm512_inserti32x4(tv, row(3), 3);
+  }
+  // The table base of each lane of vector h, plus k.
+  static HWY_INLINE __m512i Bf16Index(int h, int k) {
+    const __m512i lo = _mm512_set1_epi16(static_cast<int16_t>(16 * h + k));
+    return _mm512_mask_add_epi16(lo, 0xFFFF0000u, lo, _mm512_set1_epi16(8));
+  }
+  // The constants of Bf16Codes64, built once per chunk (GCC would rebuild
+  // the index vectors in every step).
+  struct Bf16Consts {
+    __m512i c3[2], c1[2], c5[2];  // Bf16Index(h, 3 / 1 / 5)
+    __m512i abs, minus1, plus1, seven, weights, idx;
+  };
+  template <bool kPadded>
+  static HWY_INLINE Bf16Consts MakeBf16Consts() {
+    struct Table {
+      alignas(64) uint8_t v[64];
+    };
+    // kPadded: per group g, bytes 0..7 from the u32 lanes 8 (g % 2) .. + 7
+    // of vector g / 2, bytes 8..15 zero (Bf16Codes64's zeroing mask); else
+    // the low byte of every u16 lane.
+    static constexpr Table kIdx = [] {
+      Table t{};
+      for (int j = 0; j < 64; ++j) {
+        const int g = j / 16, m = j % 16;
+        t.v[j] = static_cast<uint8_t>(
+            !kPadded ? 2 * j : (m < 8 ? 64 * (g / 2) + 4 * (8 * (g % 2) + m) : 0));
+      }
+      return t;
+    }();
+    Bf16Consts k;
+    for (int h = 0; h < 2; ++h) {
+      k.c3[h] = Bf16Index(h, 3);
+      k.c1[h] = Bf16Index(h, 1);
+      k.c5[h] = Bf16Index(h, 5);
+    }
+    k.abs = _mm512_set1_epi16(0x7FFF);
+    k.minus1 = _mm512_set1_epi16(-1);
+    k.plus1 = _mm512_set1_epi16(1);
+    k.seven = _mm512_set1_epi16(7);
+    k.weights = _mm512_set1_epi32(0x00100001);
+    k.idx = _mm512_load_si512(kIdx.v);
+    return k;
+  }
+  // The codes (u16 lanes: count | sign << 3) of the 32 bf16 x of vector h.
+  static HWY_INLINE __m512i Bf16Codes32(__m512i x, __m512i tv, const Bf16Consts& k, int h) {
+    const __m512i ax = _mm512_and_si512(x, k.abs);
+    const __mmask32 k1 = _mm512_cmpgt_epu16_mask(ax, _mm512_permutexvar_epi16(k.c3[h], tv));
+    const __m512i i2 = _mm512_mask_blend_epi16(k1, k.c1[h], k.c5[h]);
+    const __mmask32 k2 = _mm512_cmpgt_epu16_mask(ax, _mm512_permutexvar_epi16(i2, tv));
+    // T_2 / T_6 (index + 1) above T_1 / T_5, else T_0 / T_4 (index - 1).
+    const __m512i i3 = _mm512_add_epi16(i2, _mm512_mask_blend_epi16(k2, k.minus1, k.plus1));
+    const __mmask32 k3 = _mm512_cmpgt_epu16_mask(ax, _mm512_permutexvar_epi16(i3, tv));
+    const __m512i idx = _mm512_mask_add_epi16(i3, k3, i3, k.plus1);
+    // Bits 0..2 from idx, the rest from x >> 12 (bit 3: the sign; bits
+    // 4..15: 0); select C ? B : A.
+    return _mm512_ternarylogic_epi32(_mm512_srli_epi16(x, 12), idx, k.seven, 0xD8);
+  }
+  // The 64 codes of the four blocks at p (bf16 bits) with scale codes
+  // codes[0..3], as 64 code bytes or (kPadded) four b4x16_p64 groups; k:
+  // MakeBf16Consts<kPadded>().
+  template <bool kPadded>
+  static HWY_INLINE __m512i Bf16Codes64(const uint16_t* HWY_RESTRICT p,
+                                        const uint16_t (*thr16)[8],
+                                        const uint8_t* HWY_RESTRICT codes, const Bf16Consts& k) {
+    const __m512i tv = Bf16Table(thr16, codes);
+    __m512i c0 = Bf16Codes32(_mm512_loadu_si512(p), tv, k, 0);
+    __m512i c1 = Bf16Codes32(_mm512_loadu_si512(p + 32), tv, k, 1);
+    if constexpr (kPadded) {
+      // u32 lane = even code + 16 * odd code (one pmaddwd), then the groups.
+      c0 = _mm512_madd_epi16(c0, k.weights);
+      c1 = _mm512_madd_epi16(c1, k.weights);
+      return _mm512_maskz_permutex2var_epi8(0x00FF00FF00FF00FFull, c0, k.idx, c1);
+    } else {
+      return _mm512_permutex2var_epi8(c0, k.idx, c1);
+    }
+  }
+#endif
 
   // NVFP4 kExact: the e2m1 codes of N elements (f32 bits) from their block's
   // thresholds t (internal::Nvfp4ElementThresholds): the count of t[i] below

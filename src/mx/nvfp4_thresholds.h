@@ -66,12 +66,28 @@ inline void Nvfp4ElementThresholds(float d, float tensor_scale, uint32_t* thr) {
 // Nvfp4ElementThresholds of every scale code a call meets, filled on first
 // use (a call usually meets a handful of the 128 codes).
 struct Nvfp4ThresholdTable {
-  Nvfp4ThresholdTable(float t, const float* table) : tensor_scale(t), ue4m3(table) {}
+  Nvfp4ThresholdTable(float t, const float* table) : tensor_scale(t), ue4m3(table) {
+    // The codes whose d t reaches 2^-123 (recip below).
+    while (recip_min_code < 128 &&
+           !(static_cast<double>(ue4m3[recip_min_code]) * static_cast<double>(t) >= 0x1p-123)) {
+      ++recip_min_code;
+    }
+  }
 
   float tensor_scale;
   const float* ue4m3;  // decode table of the 128 scale codes
   uint64_t have[2] = {0, 0};
   uint32_t thr[128][8];
+  // thr >> 16 (entry 7: 0), for bf16 sources: a bf16 magnitude h (h << 16
+  // in f32 bits, low half zero) exceeds T iff h > T >> 16, so the u16
+  // compares decide exactly as the u32 ones.
+  alignas(16) uint16_t thr16[128][8];
+  // f32(1 / (d t)), within 2^-23 of the exact reciprocal in any rounding
+  // mode, for the codes recip_min_code..127 (d t >= 2^-123: at most 2^123,
+  // far from f32 max); 0 for the others (code 0: d t = 0), whose products
+  // (+-0) send their steps to the thresholds.
+  float recip[128];
+  unsigned recip_min_code = 1;
 
   // Fills the missing rows of the codes lo..hi (a chunk's scale codes
   // usually span a few binades; the span costs less to find than the set).
@@ -84,6 +100,14 @@ struct Nvfp4ThresholdTable {
       for (uint64_t m = span & ~have[w]; m != 0; m &= m - 1) {
         const unsigned c = 64 * w + static_cast<unsigned>(__builtin_ctzll(m));
         Nvfp4ElementThresholds(ue4m3[c], tensor_scale, thr[c]);
+        for (int i = 0; i < 7; ++i) thr16[c][i] = static_cast<uint16_t>(thr[c][i] >> 16);
+        thr16[c][7] = 0;
+        const double r =
+            1.0 / (static_cast<double>(ue4m3[c]) * static_cast<double>(tensor_scale));
+        // (A reciprocal below 2^-126, which no block of finite amax meets,
+        // would not hold 24 bits: 0 instead.)
+        recip[c] = c == 0 || c < recip_min_code || !(r >= 0x1p-126) ? 0.0f
+                                                                    : static_cast<float>(r);
       }
       have[w] |= span;
     }

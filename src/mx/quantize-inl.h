@@ -9,7 +9,8 @@
 // b6x16_p32 groups. bf16 into fp8 (MXFP8) encodes the bf16 bits directly
 // with the scale folded into an integer rounding addend
 // (src/mx/encode_direct-inl.h). NVFP4 kExact compares the elements with
-// per-scale-code thresholds instead (src/mx/nvfp4_exact-inl.h).
+// per-scale-code thresholds instead (src/mx/nvfp4_exact-inl.h; bf16 on
+// AVX3_DL in u16 lanes).
 // Per-target toggle guard (re-included once per Highway target).
 #if defined(MXPACK_SRC_MX_QUANTIZE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MXPACK_SRC_MX_QUANTIZE_INL_H_
@@ -747,7 +748,9 @@ class MxBlockQuantizer {
                                          const uint32_t* HWY_RESTRICT amax, bool inf) {
     uint32_t span[2] = {0x7F, 0};  // the smallest and largest scale code
     if (a.mode == ScaleMode::kEven) {
-#if HWY_ARCH_X86
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+      Exact::ExactScaleCodesRnNoMxcsr(amax, nb, a.tensor_scale, scale_codes, span);
+#elif HWY_ARCH_X86
       Exact::ExactScaleCodesRnNoDaz(amax, nb, a.tensor_scale, scale_codes, span);
 #else
       Exact::ExactScaleCodesRn(amax, nb, a.tensor_scale, scale_codes, span);
@@ -764,11 +767,158 @@ class MxBlockQuantizer {
       }
     }
     a.thresholds->Fill(span[0], span[1]);
+#if HWY_TARGET == HWY_AVX3_DL
+    if constexpr (kBf16) {
+      // bf16 in u16 lanes (Nvfp4ExactOps::Bf16Codes64) where no element is
+      // Inf or NaN (bf16 chunks hold no row padding: the driver stages
+      // ragged rows as f32).
+      if (!inf && nvalid == nb * kBlock) {
+        return padded ? EncodeChunkBf16<true>(src, nb, a.thresholds->thr16, scale_codes, out,
+                                              a.prefetch_l2)
+                      : EncodeChunkBf16<false>(src, nb, a.thresholds->thr16, scale_codes, out,
+                                               a.prefetch_l2);
+      }
+    }
+#endif
+#if HWY_TARGET == HWY_AVX3_DL
+    if constexpr (!kBf16) {
+      // f32 through the reciprocal (EncodeChunkF32Recip) where no element
+      // is Inf or NaN and every block's code has a reciprocal.
+      if (!inf && RecipCovers(scale_codes, nb, a.thresholds->recip_min_code)) {
+        return padded ? EncodeChunkF32Recip<true>(src, nb, *a.thresholds, scale_codes, out,
+                                                  a.prefetch_l2)
+                      : EncodeChunkF32Recip<false>(src, nb, *a.thresholds, scale_codes, out,
+                                                   a.prefetch_l2);
+      }
+    }
+#endif
     const bool any_nan = std::memchr(scale_codes, kNanScale, nb) != nullptr;
     EncodeChunk(src, nullptr, nullptr, nullptr, nb * kBlock, nvalid,
                 any_nan ? scale_codes : nullptr, padded, out, a.prefetch_l2, nullptr,
                 /*clamp=*/inf, a.thresholds->thr[0], scale_codes);
   }
+
+#if HWY_TARGET == HWY_AVX3_DL
+  // Pass 3 of NVFP4 kExact from bf16 without Inf or NaN elements: 64
+  // elements (four blocks) per step by Nvfp4ExactOps::Bf16Codes64, then the
+  // last 1..3 blocks through zero-padded buffers.
+  template <bool kPadded>
+  static HWY_NOINLINE void EncodeChunkBf16(const uint8_t* HWY_RESTRICT src, size_t nb,
+                                           const uint16_t (*thr16)[8],
+                                           const uint8_t* HWY_RESTRICT codes,
+                                           uint8_t* HWY_RESTRICT out, bool prefetch_l2) {
+    const auto* s16 = reinterpret_cast<const uint16_t*>(src);
+    const size_t n = nb * kBlock;
+    const typename Exact::Bf16Consts k = Exact::template MakeBf16Consts<kPadded>();
+    const auto whole_steps = [&](auto l2) {
+      size_t i = 0;
+      for (; i + 64 <= n; i += 64) {
+        PrefetchNextChunk(src + 2 * i, 2 * n, 128, l2);
+        _mm512_storeu_si512(out + i,
+                            Exact::Bf16Codes64<kPadded>(s16 + i, thr16, codes + i / kBlock, k));
+      }
+      return i;
+    };
+    const size_t i = prefetch_l2 ? whole_steps(std::true_type()) : whole_steps(std::false_type());
+    if (i == n) return;
+    const size_t rest = n - i;
+    HWY_ALIGN uint16_t in_buf[64] = {};
+    HWY_ALIGN uint8_t out_buf[64];
+    uint8_t code_buf[4];
+    // Missing blocks: +0 with the last block's scale code (a filled row).
+    for (size_t j = 0; j < 4; ++j) code_buf[j] = codes[HWY_MIN(i / kBlock + j, nb - 1)];
+    std::memcpy(in_buf, s16 + i, 2 * rest);
+    _mm512_store_si512(out_buf, Exact::Bf16Codes64<kPadded>(in_buf, thr16, code_buf, k));
+    std::memcpy(out + i, out_buf, rest);
+  }
+#endif
+
+#if HWY_TARGET == HWY_AVX3_DL
+  // Whether every scale code of the nb blocks is 0 or at least min_code
+  // (Nvfp4ThresholdTable::recip_min_code: a reciprocal exists).
+  static HWY_INLINE bool RecipCovers(const uint8_t* HWY_RESTRICT codes, size_t nb,
+                                     unsigned min_code) {
+    const __m128i below = _mm_set1_epi8(static_cast<char>(min_code - 1));
+    for (size_t b = 0; b < nb; b += 16) {
+      const __mmask16 lanes = nb - b >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (nb - b)) - 1);
+      const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + b));
+      // c - 1 wraps code 0 to 0xFF; codes 1..min_code - 1 lie below.
+      if (_mm_mask_cmplt_epu8_mask(lanes, _mm_sub_epi8(c, _mm_set1_epi8(1)), below) != 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Pass 3 of NVFP4 kExact from f32 without Inf or NaN elements: 64
+  // elements (four blocks) per step as y = x * R in f32 with explicit rn,
+  // R = Nvfp4ThresholdTable::recip[c] of the block's scale code c, encoded
+  // by RangeEncodeF32 (rn, satfinite). R lies within 2^-23 of 1 / (d t)
+  // and the product rounds once more, so a normal y lies within 3 ulps of
+  // the exact quotient q; every e2m1 decision point m_i (0.25 .. 5) has its
+  // low 21 f32 bits zero, so where no y lies within 8 ulps of such a value
+  // (its low 21 bits plus 8 are 16 or more), q and y lie on the same side
+  // of every m_i, and rn(y) = rn(q). Other steps take the thresholds
+  // (Nvfp4ExactOps::ThresholdCodes); among them every step with a y of
+  // +-0 (a zero x, R = 0 for d t = 0 or for codes without a reciprocal,
+  // an x that DAZ reads as 0, a flushed product) or +-Inf (an overflowing
+  // product). A subnormal y means |q| < 2^-125, which encodes as +-0 like
+  // y. The caller keeps chunks with codes below recip_min_code
+  // (RecipCovers), whose steps would all take the thresholds, on the
+  // threshold path.
+  template <bool kPadded>
+  static HWY_NOINLINE void EncodeChunkF32Recip(const uint8_t* HWY_RESTRICT src, size_t nb,
+                                               const internal::Nvfp4ThresholdTable& tab,
+                                               const uint8_t* HWY_RESTRICT codes,
+                                               uint8_t* HWY_RESTRICT out, bool prefetch_l2) {
+    using Range = RangeEncodeF32<Format::kE2M1>;
+    constexpr int kRn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    const size_t n = nb * kBlock;
+    const __m512i eight = _mm512_set1_epi32(8);
+    const __m512i window = _mm512_set1_epi32(0x1FFFF0);
+    const auto step = [&](const uint8_t* HWY_RESTRICT p, const uint8_t* HWY_RESTRICT c) {
+      const auto* x = reinterpret_cast<const float*>(p);
+      __m512i y[4];
+      __mmask16 near = 0;
+      for (int k = 0; k < 4; ++k) {
+        y[k] = _mm512_castps_si512(
+            _mm512_mul_round_ps(_mm512_loadu_ps(x + 16 * k), _mm512_set1_ps(tab.recip[c[k]]), kRn));
+        near |= _mm512_testn_epi32_mask(_mm512_add_epi32(y[k], eight), window);
+      }
+      if (HWY_LIKELY(near == 0)) {
+        return kPadded ? Range::template EncodeB4x16<true, true>(y[0], y[1], y[2], y[3])
+                       : Range::template Encode64<true, true>(y[0], y[1], y[2], y[3]);
+      }
+      const DU du;
+      const hn::Repartition<uint8_t, DU> d8;
+      const auto codes_at = [&](int k) {
+        return Exact::ThresholdCodes<false>(Load(du, p + 64 * k, 0), tab.thr[c[k]]);
+      };
+      auto v = U8From4U32(du, codes_at(0), codes_at(1), codes_at(2), codes_at(3));
+      if constexpr (kPadded) v = PaddedCodec::Compact4<0>(d8, v);
+      return v.raw;
+    };
+    const auto whole_steps = [&](auto l2) {
+      size_t i = 0;
+      for (; i + 64 <= n; i += 64) {
+        PrefetchNextChunk(src + 4 * i, 4 * n, 256, l2);
+        _mm512_storeu_si512(out + i, step(src + 4 * i, codes + i / kBlock));
+      }
+      return i;
+    };
+    const size_t i = prefetch_l2 ? whole_steps(std::true_type()) : whole_steps(std::false_type());
+    if (i == n) return;
+    const size_t rest = n - i;
+    HWY_ALIGN uint8_t in_buf[256] = {};
+    HWY_ALIGN uint8_t out_buf[64];
+    uint8_t code_buf[4];
+    // Missing blocks: +0 with the last block's scale code.
+    for (size_t j = 0; j < 4; ++j) code_buf[j] = codes[HWY_MIN(i / kBlock + j, nb - 1)];
+    std::memcpy(in_buf, src + 4 * i, 4 * rest);
+    _mm512_store_si512(out_buf, step(in_buf, code_buf));
+    std::memcpy(out + i, out_buf, rest);
+  }
+#endif
 
   // Codes (u32 lanes) of the N elements at p, scaled by m: x * m (MX) or
   // x / m, x * 0 when m == 0 (NVFP4; m = d * t), then the shared rn /

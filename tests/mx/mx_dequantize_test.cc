@@ -172,21 +172,25 @@ TEST(MxDequantizeSimd, RandomCodesScalesAndShapes) {
 #if defined(__x86_64__) || defined(__i386__)
 TEST(MxDequantizeSimd, SameUnderCallerFtzDaz) {
   // Both paths multiply in the caller's floating-point environment: tiny
-  // scales flush alike.
+  // scales flush alike. (NVFP4 into bf16 / f16 caches each scale code's
+  // results per call: filled on first use, or all first for calls of 2048
+  // blocks or more, as 128 rows of 256 columns are.)
   const FtzDazGuard guard;
   for (MxFormat f : kFormats) {
     const uint32_t ncodes = 1u << Traits(MxElementFormat(f)).bits;
     const size_t nscales = f == MxFormat::kNvfp4 ? 128 : 256;
     for (float ts : {1.0f, 1.0e-30f, std::numeric_limits<float>::min()}) {
-      const MxTensor t = Build(
-          f, ElementLayout::kCodes, ScaleLayout::kLinear, nscales, 67, ts,
-          [&](size_t r, size_t c) {
-            return static_cast<uint8_t>((c + r) % ncodes);
-          },
-          [](size_t r, size_t) { return static_cast<uint8_t>(r); });
-      ExpectTargetsEqualScalar(t, Name(f, ElementLayout::kCodes,
-                                       ScaleLayout::kLinear, nscales, 67, ts) +
-                                      " FTZ/DAZ");
+      for (size_t cols : {size_t{67}, size_t{256}}) {
+        const MxTensor t = Build(
+            f, ElementLayout::kCodes, ScaleLayout::kLinear, nscales, cols, ts,
+            [&](size_t r, size_t c) {
+              return static_cast<uint8_t>((c + r) % ncodes);
+            },
+            [](size_t r, size_t) { return static_cast<uint8_t>(r); });
+        ExpectTargetsEqualScalar(t, Name(f, ElementLayout::kCodes,
+                                         ScaleLayout::kLinear, nscales, cols, ts) +
+                                        " FTZ/DAZ");
+      }
     }
   }
 }

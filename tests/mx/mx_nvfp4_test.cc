@@ -512,6 +512,236 @@ TEST(MxNvfp4, EveryArithmeticEveryTargetEqualsScalar) {
 }
 
 
+// Quantizes `in` ([rows][cols] of `from`) as NVFP4 kExact.
+absl::StatusOr<MxTensor> QuantizeNvfp4Exact(Format from, const std::vector<uint8_t>& in,
+                                            size_t rows, size_t cols, float t, ScaleMode m,
+                                            ElementLayout layout, Impl impl) {
+  MxOptions o;
+  o.scale_mode = m;
+  o.tensor_scale = t;
+  o.nvfp4_arithmetic = Nvfp4Arithmetic::kExact;
+  o.layout = layout;
+  return QuantizeMx(MxFormat::kNvfp4, from, in, rows, cols, o, impl);
+}
+
+// bf16 blocks of 16 (one per row): an anchor (the amax, about 6 d t for
+// each ue4m3 code d) and bf16 values within 3 ulps of every decision point
+// m_i * d' t of the anchor's scale code d' (ties included where bf16 holds
+// m_i d' t), alternating signs.
+std::vector<uint16_t> Bf16BoundaryBlocks(float t) {
+  static constexpr double kMid[7] = {0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0};
+  std::vector<uint16_t> x;
+  for (int c = 1; c <= 0x7E; ++c) {
+    const double amax = 6.0 * Ue4m3(c) * static_cast<double>(t);
+    if (!(amax < 3e38)) continue;
+    const uint16_t anchor = static_cast<uint16_t>(F32Bits(static_cast<float>(amax)) >> 16);
+    if (anchor == 0) continue;
+    const uint8_t code = ExactScaleOracle(ScaleMode::kEven, F32FromBits(anchor << 16), t);
+    const double p = Ue4m3(code) * static_cast<double>(t);
+    std::vector<uint16_t> v;
+    for (double m : kMid) {
+      const int b = static_cast<int>(F32Bits(static_cast<float>(m * p)) >> 16);
+      for (int k = -3; k <= 3; ++k) {
+        if (b + k < 0 || b + k > anchor) continue;
+        v.push_back(static_cast<uint16_t>((b + k) | (v.size() % 2) << 15));
+      }
+    }
+    for (size_t i = 0; i < v.size(); i += 15) {
+      x.push_back(anchor);
+      for (size_t j = i; j < i + 15; ++j) x.push_back(j < v.size() ? v[j] : uint16_t{0x8000});
+    }
+  }
+  return x;
+}
+
+TEST(MxNvfp4, Bf16ExactAtEveryDecisionPointEveryTarget) {
+  // bf16 into NVFP4 kExact compares the bf16 bits with u16 thresholds on
+  // AVX3_DL (four blocks per step) in chunks without Inf or NaN elements;
+  // chunks with them take the f32 path. Every scale code, decision point
+  // +-3 ulps and tensor scales from subnormal to large; each tensor also
+  // with blocks appended so that the last, partial step holds 0..3 blocks
+  // of different scale codes, with an Inf in
+  // its first block, and with a NaN in its second chunk; codes, dense4 and
+  // b4x16_p64; every target equals the reference.
+  const float ts[] = {1.0f, F32FromBits(0x3DBF3CF4u), 0.001f, 0.0625f, 1.3f * std::ldexp(1.0f, -20),
+                      3.7e-30f, 1e-40f, 5e30f};
+  for (float t : ts) {
+    const std::vector<uint16_t> base = Bf16BoundaryBlocks(t);
+    for (int variant = 0; variant < 6; ++variant) {
+      std::vector<uint16_t> x = base;
+      if (variant < 4) {
+        // Blocks of other scale codes (and a zero block) until the block
+        // count is `variant` mod 4: the last step's blocks differ.
+        for (size_t k = 0; (x.size() / 16) % 4 != static_cast<size_t>(variant) || k < 4; ++k) {
+          const size_t from = (37 * k + 11) % (base.size() / 16);
+          for (size_t j = 0; j < 16; ++j) x.push_back(k == 2 ? 0 : base[16 * from + j]);
+        }
+      }
+      if (variant == 4) x[3] = 0xFF80;                      // -Inf in the first chunk
+      if (variant == 5 && x.size() > 16 * 130) x[16 * 129 + 7] = 0x7FC1;  // a NaN, second chunk
+      std::vector<uint8_t> in(2 * x.size());
+      std::memcpy(in.data(), x.data(), in.size());
+      const size_t rows = x.size() / 16;
+      for (ElementLayout l :
+           {ElementLayout::kCodes, ElementLayout::kDense4, ElementLayout::kB4x16P64}) {
+        const std::string what = absl::StrFormat("t=%a variant %d %s", static_cast<double>(t),
+                                                 variant, ElementLayoutName(l));
+        absl::StatusOr<MxTensor> ref = QuantizeNvfp4Exact(Format::kBF16, in, rows, 16, t,
+                                                          ScaleMode::kEven, l, Impl{Impl::kScalar});
+        ASSERT_TRUE(ref.ok()) << what;
+        for (int64_t target : AvailableTargets()) {
+          absl::StatusOr<MxTensor> got =
+              QuantizeNvfp4Exact(Format::kBF16, in, rows, 16, t, ScaleMode::kEven, l, Impl{target});
+          ASSERT_TRUE(got.ok()) << what;
+          ASSERT_EQ(got->scales, ref->scales) << what << " " << ImplName(Impl{target});
+          for (size_t i = 0; i < ref->elements.size(); ++i) {
+            ASSERT_EQ(got->elements[i], ref->elements[i])
+                << what << " " << ImplName(Impl{target}) << " byte " << i << " bf16 0x" << std::hex
+                << x[l == ElementLayout::kCodes ? i : 0];
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(MxNvfp4, F32ReciprocalStepsEveryTarget) {
+  // f32 into NVFP4 kExact on AVX3_DL multiplies by an f32 reciprocal of
+  // d t and encodes with RangeEncodeF32 where no product lies within 8 ulps
+  // of a value with its low 21 bits zero (every e2m1 decision point), else
+  // compares with the thresholds. Per scale code: an anchor just above
+  // 6 d t, then elements k ulps (of the quotient) from every decision point
+  // m_i d' t of the anchor's code d', |k| in 0..3 (threshold steps) and
+  // 9..24 (reciprocal steps next to the window), random signs; 1..3 blocks
+  // past the last whole step, zero blocks (d t = 0) among the others; tensor
+  // scales whose small codes have no reciprocal (d t < 2^-123: those
+  // chunks take the thresholds) and large ones; codes, dense4 and
+  // b4x16_p64.
+  static constexpr double kMid[7] = {0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0};
+  const float ts[] = {1.0f, F32FromBits(0x3DBF3CF4u), 0.001f, 3e-36f, 1e-38f, 5e30f};
+  std::mt19937 rng(7);
+  for (float t : ts) {
+    std::vector<float> x;
+    for (int c = 1; c <= 0x7E; ++c) {
+      const double amax_d = 6.0 * Ue4m3(c) * static_cast<double>(t) * (1 + 0x1p-20);
+      if (!(amax_d < 3e38) || amax_d < 1e-37) continue;
+      const float amax = static_cast<float>(amax_d);
+      const double p = Ue4m3(ExactScaleOracle(ScaleMode::kEven, amax, t)) * static_cast<double>(t);
+      std::vector<float> v;
+      for (double m : kMid) {
+        for (int k : {0, 1, 2, 3, 9, 10, 12, 17, 24}) {
+          for (int sgn : {-1, 1}) {
+            const float e = static_cast<float>(m * p * (1 + sgn * k * 0x1p-23));
+            v.push_back(rng() % 2 ? -e : e);
+          }
+        }
+      }
+      for (size_t i = 0; i < v.size(); i += 15) {
+        x.push_back(amax);
+        for (size_t j = i; j < i + 15; ++j) x.push_back(j < v.size() ? v[j] : 0.0f);
+      }
+      if (c % 9 == 0) x.insert(x.end(), 16, 0.0f);  // a zero block
+    }
+    while (x.size() / 16 % 4 != 3) x.insert(x.end(), 16, 0.0f);
+    x[x.size() - 5] = -x[16 * 7];  // a nonzero block in the partial step
+    x[x.size() - 32] = x[16 * 9 + 3];
+    const size_t rows = x.size() / 16;
+    const std::vector<uint8_t> in = F32Bytes(x);
+    for (ElementLayout l :
+         {ElementLayout::kCodes, ElementLayout::kDense4, ElementLayout::kB4x16P64}) {
+      const std::string what =
+          absl::StrFormat("t=%a %s", static_cast<double>(t), ElementLayoutName(l));
+      absl::StatusOr<MxTensor> ref = QuantizeNvfp4Exact(Format::kF32, in, rows, 16, t,
+                                                        ScaleMode::kEven, l, Impl{Impl::kScalar});
+      ASSERT_TRUE(ref.ok()) << what;
+      for (int64_t target : AvailableTargets()) {
+        absl::StatusOr<MxTensor> got =
+            QuantizeNvfp4Exact(Format::kF32, in, rows, 16, t, ScaleMode::kEven, l, Impl{target});
+        ASSERT_TRUE(got.ok()) << what;
+        ASSERT_EQ(got->scales, ref->scales) << what << " " << ImplName(Impl{target});
+        for (size_t i = 0; i < ref->elements.size(); ++i) {
+          ASSERT_EQ(got->elements[i], ref->elements[i])
+              << what << " " << ImplName(Impl{target}) << " byte " << i << " x bits 0x"
+              << std::hex << F32Bits(x[l == ElementLayout::kCodes ? i : 0]);
+        }
+      }
+    }
+  }
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+TEST(MxNvfp4, ExactScalesIndependentOfCallerMxcsrEveryTarget) {
+  // The AVX-512 kExact rn scale codes run without MXCSR writes (explicitly
+  // rounded divisions), except for blocks whose quotient lies below 2^-6 or
+  // near a ue4m3 midpoint. A caller with FTZ, DAZ and round-toward-zero set
+  // gets the results of a clean environment, from f32 and bf16: all-zero
+  // blocks, subnormal and tiny amax, amax within 2 ulps of every ue4m3
+  // midpoint and value times 6 t, tensor scales around the fast path's
+  // bound 2^-120 and far from it.
+  // (A subnormal t is not in the list: under DAZ the argument check reads
+  // it as 0.)
+  const float ts[] = {1.0f, 1e-3f, std::ldexp(1.0f, -120), 1.5f * std::ldexp(1.0f, -120),
+                      std::ldexp(1.0f, -121), 3e30f};
+  for (float t : ts) {
+    for (Format from : {Format::kF32, Format::kBF16}) {
+      // (Subnormal amax from 2^-127 up: with t near 2^-120 their quotients
+      // round to nonzero scale codes, which DAZ would read as 0.)
+      std::vector<float> amaxes = {0.0f, 1e-40f, std::ldexp(1.0f, -127), F32FromBits(0x00600000u),
+                                   F32FromBits(0x007F0000u), std::ldexp(1.0f, -126),
+                                   static_cast<float>(6.0 * t * std::ldexp(1.0, -8)),
+                                   static_cast<float>(6.0 * t * std::ldexp(1.0, -6))};
+      for (int k = 0; k < 0x7E; ++k) {
+        for (double v : {Ue4m3(k + 1), (Ue4m3(k) + Ue4m3(k + 1)) / 2}) {
+          const double target = v * 6.0 * static_cast<double>(t);
+          if (!(target < 3e38)) continue;
+          const uint32_t bits = F32Bits(static_cast<float>(target));
+          const int step = from == Format::kBF16 ? 0x10000 : 1;
+          for (int off = -2; off <= 2; ++off) {
+            const int64_t b =
+                static_cast<int64_t>(from == Format::kBF16 ? bits & 0xFFFF0000u : bits) +
+                off * step;
+            if (b > 0) amaxes.push_back(F32FromBits(static_cast<uint32_t>(b)));
+          }
+        }
+      }
+      // Each amax in its own 16 blocks (a vector of scale codes), the other
+      // 15 with an amax of 6 t * 3.3 (no midpoint near, not tiny).
+      const float plain = static_cast<float>(6.0 * t * 3.3);
+      std::vector<float> x;
+      for (size_t i = 0; i < 16 * amaxes.size(); ++i) {
+        const float a = i % 16 == 0 ? amaxes[i / 16] : plain;
+        x.push_back(i % 2 == 0 ? a : -a);
+        for (int j = 1; j < 16; ++j) x.push_back(j % 3 == 0 ? -a / 5 : a / 3);
+      }
+      const std::vector<uint8_t> in = ToSource(x, from);
+      const size_t rows = x.size() / 16;
+      const std::string what =
+          absl::StrFormat("t=%a from %s", static_cast<double>(t), FormatName(from));
+      absl::StatusOr<MxTensor> ref = QuantizeNvfp4Exact(
+          from, in, rows, 16, t, ScaleMode::kEven, ElementLayout::kCodes, Impl{Impl::kScalar});
+      ASSERT_TRUE(ref.ok()) << what;
+      for (int64_t target : AvailableTargets()) {
+        absl::StatusOr<MxTensor> got;
+        {
+          const unsigned saved = _mm_getcsr();
+          _mm_setcsr(saved | 0x8040u | 0x6000u);  // FTZ, DAZ, round toward zero
+          got = QuantizeNvfp4Exact(from, in, rows, 16, t, ScaleMode::kEven, ElementLayout::kCodes,
+                                   Impl{target});
+          _mm_setcsr(saved);
+        }
+        ASSERT_TRUE(got.ok()) << what;
+        for (size_t b = 0; b < rows; ++b) {
+          ASSERT_EQ(got->scales[b], ref->scales[b])
+              << what << " " << ImplName(Impl{target}) << " block " << b << " amax bits 0x"
+              << std::hex << F32Bits(x[16 * b]);
+        }
+        ASSERT_EQ(got->elements, ref->elements) << what << " " << ImplName(Impl{target});
+      }
+    }
+  }
+}
+#endif
+
 TEST(MxNvfp4, StackOrdersMatchPeerGoldensEveryTarget) {
   // Golden bytes from torchao 0.18 nvfp4_quantize(x, 16, per_tensor_scale=t)
   // and ModelOpt 0.47 NVFP4QTensor.quantize(x, 16, None, t) (PyTorch path),

@@ -104,15 +104,19 @@ void DequantizeMxSimd(const MxTensorView& q, Format to, uint8_t* out,
   const auto kernel = Pick(HWY_DISPATCH_TABLE(MxDequantizeRow), impl);
   const size_t out_bytes = static_cast<size_t>(Traits(to).storage_bytes);
   const size_t row_bytes = s.element_row_bytes();
-  std::optional<Layout> packed = PackedLayout(s.layout);
+  // A plain Layout and flag rather than the optional (GCC 12 reports the
+  // optional's payload as maybe uninitialized below).
+  const std::optional<Layout> packed_layout = PackedLayout(s.layout);
+  const Layout layout = packed_layout.value_or(Layout::kDense4);
+  bool unpack = packed_layout.has_value();
   MxDequantRow a{};
   // Packed rows are read in place where the kernel can.
-  if (packed && Pick(HWY_DISPATCH_TABLE(MxDequantizeReadsPacked), impl)()) {
+  if (unpack && Pick(HWY_DISPATCH_TABLE(MxDequantizeReadsPacked), impl)()) {
     a.group_bytes =
-        *packed == Layout::kDense4 ? 8 : (*packed == Layout::kDense6 ? 12 : 16);
-    packed = std::nullopt;
+        layout == Layout::kDense4 ? 8 : (layout == Layout::kDense6 ? 12 : 16);
+    unpack = false;
   }
-  std::vector<uint8_t> codes(packed ? s.cols_padded() : 0);
+  std::vector<uint8_t> codes(unpack ? s.cols_padded() : 0);
   a.stride4 = s.scale_layout == ScaleLayout::kLinear ? 4 : 512;
   a.scale_lut = ScaleTable(MxScaleFormat(s.format));
   a.tensor_scale = q.tensor_scale;
@@ -124,9 +128,9 @@ void DequantizeMxSimd(const MxTensorView& q, Format to, uint8_t* out,
   half_table.fill_all = s.rows * s.blocks_per_row() >= 2048;
   for (size_t r = 0; r < s.rows; ++r) {
     const uint8_t* src = q.elements.data() + r * row_bytes;
-    if (packed) {
+    if (unpack) {
       // Sizes are consistent by construction, so Unpack cannot fail.
-      (void)Unpack(*packed, absl::MakeConstSpan(src, row_bytes),
+      (void)Unpack(layout, absl::MakeConstSpan(src, row_bytes),
                    absl::MakeSpan(codes), impl);
       src = codes.data();
     }

@@ -164,6 +164,19 @@ MXPACK_FP16_TARGET HWY_NOINLINE void Fp16EncodeF32Array(const uint8_t* HWY_RESTR
 }
 #endif
 
+#ifdef MXPACK_HAVE_HALF16_ENCODE
+// bf16 / f16 -> kTo (at most 8 bits) rn in u16 lanes, 64 elements per step.
+template <internal::SrcKind kSrc, Format kTo, bool kSatFinite, bool kRelu>
+HWY_NOINLINE void Half16EncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                    size_t n) {
+  using Enc = Avx512EncodeHalf16<kSrc, kTo, kSatFinite, kRelu>;
+  const hn::Full512<uint16_t> d16;
+  ForEachStep<2, 1, 2>(d16, in, out, n, [](const uint8_t* src, uint8_t* dst) {
+    _mm512_storeu_si512(dst, Enc::Encode64(_mm512_loadu_si512(src), _mm512_loadu_si512(src + 64)));
+  });
+}
+#endif
+
 // kSrc elements at p as f32 bits in u32 lanes (exact): f16 through vcvtph2ps
 // where F16C exists (exact, keeps subnormals and NaN, ignores DAZ), else
 // WideSource's integer-lane widening.
@@ -236,6 +249,11 @@ void FastEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, 
         return Fp16EncodeHalfArray<kTo, kRelu, kSrc == internal::SrcKind::kBF16>(in, out, n);
       }
     }
+  }
+#endif
+#ifdef MXPACK_HAVE_HALF16_ENCODE
+  if constexpr (kSrc != internal::SrcKind::kF32 && internal::FastFormatOf(kTo).bits <= 8) {
+    return Half16EncodeArray<kSrc, kTo, kSatFinite, kRelu>(in, out, n);
   }
 #endif
 #if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR

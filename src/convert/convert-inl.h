@@ -175,6 +175,17 @@ HWY_NOINLINE void Half16EncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY
     _mm512_storeu_si512(dst, Enc::Encode64(_mm512_loadu_si512(src), _mm512_loadu_si512(src + 64)));
   });
 }
+
+template <bool kSatFinite, bool kRelu>
+HWY_NOINLINE void BF16ToF16Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                 size_t n) {
+  using Enc = Avx512BF16ToF16<kSatFinite, kRelu>;
+  const hn::Full512<uint16_t> d16;
+  ForEachStep<2, 2, 2>(d16, in, out, n, [](const uint8_t* src, uint8_t* dst) {
+    _mm512_storeu_si512(dst, Enc::Encode32(_mm512_loadu_si512(src)));
+    _mm512_storeu_si512(dst + 64, Enc::Encode32(_mm512_loadu_si512(src + 64)));
+  });
+}
 #endif
 
 // kSrc elements at p as f32 bits in u32 lanes (exact): f16 through vcvtph2ps
@@ -254,6 +265,9 @@ void FastEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, 
 #ifdef MXPACK_HAVE_HALF16_ENCODE
   if constexpr (kSrc != internal::SrcKind::kF32 && internal::FastFormatOf(kTo).bits <= 8) {
     return Half16EncodeArray<kSrc, kTo, kSatFinite, kRelu>(in, out, n);
+  }
+  if constexpr (kSrc == internal::SrcKind::kBF16 && kTo == Format::kF16) {
+    return BF16ToF16Array<kSatFinite, kRelu>(in, out, n);
   }
 #endif
 #if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR

@@ -159,6 +159,47 @@ struct Avx512EncodeHalf16 {
   }
 #endif
 };
+
+// bf16 -> f16 under rn, 32 elements in u16 lanes (docs/semantics.md section 1):
+//
+//   Avx512BF16ToF16<kSatFinite, kRelu>::Encode32(h) -> __m512i (f16 bits)
+//
+// f16 normals hold every bf16 mantissa, so from 2^-14 up the f16 is the
+// rebiased bf16 shifted left by 3 (exponent 127 -> 15), with every exponent
+// from 2^16 up clamped to Inf (65536 and above all round to Inf under rn:
+// the f16 overflow threshold is 65520) and satfinite turning Inf into max
+// finite. Below 2^-14, Avx512EncodeHalf16's magic add (C = 2^-1, the
+// f16 subnormal grid 2^-24) rounds onto the subnormal grid, the code being
+// the low 16 bits of the sum's bits.
+template <bool kSatFinite, bool kRelu>
+struct Avx512BF16ToF16 {
+  static HWY_INLINE __m512i Encode32(__m512i h) {
+    const __m512i abs = _mm512_and_si512(h, _mm512_set1_epi16(0x7FFF));
+    // (E - 112) << 7 | m, saturating at 0 (those lanes take the subnormal path).
+    __m512i t = _mm512_subs_epu16(abs, _mm512_set1_epi16(112 << 7));
+    t = _mm512_min_epu16(t, _mm512_set1_epi16(0x0F80));  // << 3: 0x7C00 (Inf)
+    const __m512 magic = _mm512_castsi512_ps(_mm512_set1_epi32(126 << 23));
+    const __m512i s_even = _mm512_castps_si512(
+        _mm512_add_ps(_mm512_castsi512_ps(_mm512_slli_epi32(abs, 16)), magic));
+    const __m512i s_odd = _mm512_castps_si512(_mm512_add_ps(
+        _mm512_castsi512_ps(
+            _mm512_and_si512(abs, _mm512_set1_epi32(static_cast<int32_t>(0xFFFF0000u)))),
+        magic));
+    // Low 16 bits of each sum: s_even's in the even lanes, s_odd's in the odd.
+    const __m512i sub = _mm512_mask_blend_epi16(0xAAAAAAAAu, s_even, _mm512_slli_epi32(s_odd, 16));
+    const __mmask32 is_normal = _mm512_cmpge_epu16_mask(abs, _mm512_set1_epi16(113 << 7));
+    __m512i code = _mm512_mask_slli_epi16(sub, is_normal, t, 3);
+    if constexpr (kSatFinite) code = _mm512_min_epu16(code, _mm512_set1_epi16(0x7BFF));
+    if constexpr (kRelu) {
+      code = _mm512_mask_mov_epi16(code, _mm512_movepi16_mask(h), _mm512_setzero_si512());
+    } else {
+      code = _mm512_ternarylogic_epi32(code, h, _mm512_set1_epi16(static_cast<int16_t>(0x8000)),
+                                       0xF8);
+    }
+    return _mm512_mask_mov_epi16(
+        code, _mm512_cmpgt_epu16_mask(abs, _mm512_set1_epi16(0x7F80)), _mm512_set1_epi16(0x7FFF));
+  }
+};
 #endif  // AVX3 / AVX3_DL
 
 }  // namespace HWY_NAMESPACE

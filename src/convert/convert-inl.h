@@ -636,6 +636,76 @@ HWY_INLINE bool TryUE8M0Encode(const internal::ConvertParams& p, const uint8_t* 
   return false;
 }
 
+#ifdef MXPACK_HAVE_DIRECTED_ENCODE
+// f32 -> kTo under rz / rm / rp (Avx512DirectedEncodeF32). Call under
+// internal::ScopedFlushDenormals(/*daz=*/false).
+template <Format kTo, Rounding kMode, bool kSatFinite, bool kRelu>
+HWY_NOINLINE void DirectedEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                      size_t n) {
+  using Enc = Avx512DirectedEncodeF32<kTo, kMode, kSatFinite, kRelu>;
+  const hn::Full512<uint32_t> du;
+  const auto load = [](const uint8_t* p) { return hn::Vec512<uint32_t>{_mm512_loadu_si512(p)}; };
+  const auto enc = [load](const uint8_t* p) { return hn::Vec512<uint32_t>{Enc::Encode(load(p).raw)}; };
+  if constexpr (internal::FastFormatOf(kTo).bits <= 8) {
+    ForEachStep<4, 1, 4>(du, in, out, n, [du, &enc](const uint8_t* src, uint8_t* dst) {
+      StoreBytes4(du, enc(src), enc(src + 64), enc(src + 128), enc(src + 192), dst);
+    });
+  } else {
+    ForEachStep<4, 2, 2>(du, in, out, n, [du, &enc](const uint8_t* src, uint8_t* dst) {
+      StoreHalves2(du, enc(src), enc(src + 64), dst);
+    });
+  }
+}
+
+template <Format kTo, Rounding kMode>
+HWY_INLINE bool TryDirectedEncodeMode(const internal::ConvertParams& p, const uint8_t* in,
+                                      uint8_t* out, size_t n) {
+  const internal::ScopedFlushDenormals ftz(/*daz=*/false);
+  if (p.satfinite) {
+    if (!p.relu) return DirectedEncodeArray<kTo, kMode, true, false>(in, out, n), true;
+    if constexpr (internal::HasFastEncode(kTo, true, true)) {
+      return DirectedEncodeArray<kTo, kMode, true, true>(in, out, n), true;
+    }
+    return false;
+  }
+  if constexpr (internal::HasFastEncode(kTo, false, false)) {
+    if (!p.relu) return DirectedEncodeArray<kTo, kMode, false, false>(in, out, n), true;
+    if constexpr (internal::HasFastEncode(kTo, false, true)) {
+      return DirectedEncodeArray<kTo, kMode, false, true>(in, out, n), true;
+    }
+  }
+  return false;
+}
+
+template <Format kTo>
+HWY_INLINE bool TryDirectedEncodeTo(const internal::ConvertParams& p, const uint8_t* in,
+                                    uint8_t* out, size_t n) {
+  switch (p.rounding) {
+    case Rounding::kRZ: return TryDirectedEncodeMode<kTo, Rounding::kRZ>(p, in, out, n);
+    case Rounding::kRM: return TryDirectedEncodeMode<kTo, Rounding::kRM>(p, in, out, n);
+    case Rounding::kRP: return TryDirectedEncodeMode<kTo, Rounding::kRP>(p, in, out, n);
+    default: return false;
+  }
+}
+
+// f32 -> narrow / f16 / bf16 under rz, rm or rp; false for other policies.
+HWY_INLINE bool TryDirectedEncode(const internal::ConvertParams& p, const uint8_t* in,
+                                  uint8_t* out, size_t n) {
+  if (p.src != internal::SrcKind::kF32) return false;
+  switch (p.to) {
+    case Format::kE2M1: return TryDirectedEncodeTo<Format::kE2M1>(p, in, out, n);
+    case Format::kE2M3: return TryDirectedEncodeTo<Format::kE2M3>(p, in, out, n);
+    case Format::kE3M2: return TryDirectedEncodeTo<Format::kE3M2>(p, in, out, n);
+    case Format::kE4M3: return TryDirectedEncodeTo<Format::kE4M3>(p, in, out, n);
+    case Format::kE5M2: return TryDirectedEncodeTo<Format::kE5M2>(p, in, out, n);
+    case Format::kUE4M3: return TryDirectedEncodeTo<Format::kUE4M3>(p, in, out, n);
+    case Format::kF16: return TryDirectedEncodeTo<Format::kF16>(p, in, out, n);
+    case Format::kBF16: return TryDirectedEncodeTo<Format::kBF16>(p, in, out, n);
+    default: return false;
+  }
+}
+#endif
+
 // Runs a compile-time specialized kernel when one covers p: rn encodes from
 // f32/f16/bf16 (both saturations where legal, with or without relu), and
 // narrow decodes to f32/bf16/f16 (relu too where a table decoder exists), and
@@ -678,6 +748,11 @@ HWY_INLINE bool TryFastPath(const internal::ConvertParams& p, const uint8_t* in,
       default: return false;
     }
   }
+#ifdef MXPACK_HAVE_DIRECTED_ENCODE
+  if (p.rounding != Rounding::kRN && p.rounding != Rounding::kRS) {
+    return TryDirectedEncode(p, in, out, n);
+  }
+#endif
   if (p.rounding != Rounding::kRN) return false;
   switch (p.src) {
     case internal::SrcKind::kF32: return TryFastEncodeFrom<internal::SrcKind::kF32>(p, in, out, n);

@@ -605,9 +605,36 @@ HWY_NOINLINE void BF16ToUE8M0Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_
 }
 #endif
 
+#if HWY_TARGET == HWY_AVX3_DL
+template <bool kRP, bool kSatFinite>
+HWY_NOINLINE void F16ToUE8M0Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                  size_t n) {
+  using Enc = Avx512F16ToUE8M0<kRP, kSatFinite>;
+  const hn::Full512<uint16_t> d16;
+  ForEachStep<2, 1, 2>(d16, in, out, n, [](const uint8_t* src, uint8_t* dst) {
+    _mm512_storeu_si512(dst, Enc::Encode64(_mm512_loadu_si512(src), _mm512_loadu_si512(src + 64)));
+  });
+}
+#endif
+
 template <internal::SrcKind kSrc>
 HWY_INLINE bool TryUE8M0Encode(const internal::ConvertParams& p, const uint8_t* in, uint8_t* out,
                                size_t n) {
+#if HWY_TARGET == HWY_AVX3_DL
+  if constexpr (kSrc == internal::SrcKind::kF16) {
+    if (p.rounding == Rounding::kRP) {
+      p.satfinite ? F16ToUE8M0Array<true, true>(in, out, n)
+                  : F16ToUE8M0Array<true, false>(in, out, n);
+      return true;
+    }
+    if (p.rounding == Rounding::kRZ) {
+      p.satfinite ? F16ToUE8M0Array<false, true>(in, out, n)
+                  : F16ToUE8M0Array<false, false>(in, out, n);
+      return true;
+    }
+    return false;
+  }
+#endif
 #if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR
   if constexpr (kSrc == internal::SrcKind::kBF16) {
     if (p.rounding == Rounding::kRP) {

@@ -200,6 +200,89 @@ struct Avx512BF16ToF16 {
         code, _mm512_cmpgt_epu16_mask(abs, _mm512_set1_epi16(0x7F80)), _mm512_set1_epi16(0x7FFF));
   }
 };
+
+#if HWY_TARGET == HWY_AVX3_DL
+// f16 -> ue8m0 under rz (floor to a power of two) or rp (ceiling), 32
+// elements in u16 lanes (docs/semantics.md section 1; the sign is ignored):
+//
+//   Avx512F16ToUE8M0<kRP, kSatFinite>::Encode32(h) -> __m512i (code in the low byte)
+//
+// Normals: exponent field + 112, plus 1 under rp when the fraction is not
+// zero (65504 rounds up to 2^16, code 143: no overflow). Subnormals m * 2^-24
+// (m = 1..1023): 103 + floor or ceil of log2(m), from one vpermi2b over a
+// 128-entry table: m itself below 64, else 64 + m / 16 (rz: floor; rp:
+// ceiling, at most 63), since for m >= 64 log2(m) = 4 + log2(m / 16) and
+// floor / ceiling commute with the integer division / ceiling division.
+// Zero gives 0x00; Inf 0xFE (satfinite) or 0xFF; NaN 0xFF.
+template <bool kRP, bool kSatFinite>
+struct Avx512F16ToUE8M0 {
+  static HWY_INLINE __m512i Encode32(__m512i h) {
+    const __m512i abs = _mm512_and_si512(h, _mm512_set1_epi16(0x7FFF));
+    __m512i code = _mm512_add_epi16(_mm512_srli_epi16(abs, 10), _mm512_set1_epi16(112));
+    const __m512i m = _mm512_and_si512(h, _mm512_set1_epi16(0x3FF));
+    if constexpr (kRP) {
+      code = _mm512_mask_add_epi16(code, _mm512_test_epi16_mask(h, _mm512_set1_epi16(0x3FF)),
+                                   code, _mm512_set1_epi16(1));
+    }
+    __m512i hi;
+    if constexpr (kRP) {
+      hi = _mm512_min_epu16(
+          _mm512_srli_epi16(_mm512_add_epi16(m, _mm512_set1_epi16(15)), 4), _mm512_set1_epi16(63));
+    } else {
+      hi = _mm512_srli_epi16(m, 4);
+    }
+    hi = _mm512_or_si512(hi, _mm512_set1_epi16(64));
+    const __m512i idx =
+        _mm512_mask_mov_epi16(hi, _mm512_cmplt_epu16_mask(m, _mm512_set1_epi16(64)), m);
+    // Zeroes the high byte of each lane (mask: even bytes).
+    const __m512i sub = _mm512_maskz_permutex2var_epi8(0x5555555555555555ull, Table(0), idx,
+                                                       Table(1));
+    code = _mm512_mask_mov_epi16(code, _mm512_cmplt_epu16_mask(abs, _mm512_set1_epi16(0x400)),
+                                 sub);
+    code = _mm512_mask_mov_epi16(code, _mm512_cmpge_epu16_mask(abs, _mm512_set1_epi16(0x7C00)),
+                                 _mm512_set1_epi16(kSatFinite ? 0xFE : 0xFF));
+    if constexpr (kSatFinite) {
+      code = _mm512_mask_mov_epi16(code, _mm512_cmpgt_epu16_mask(abs, _mm512_set1_epi16(0x7C00)),
+                                   _mm512_set1_epi16(0xFF));
+    }
+    return code;
+  }
+
+  static HWY_INLINE __m512i Encode64(__m512i a, __m512i b) {
+    return _mm512_permutex2var_epi8(Encode32(a), EvenByteIndex(), Encode32(b));
+  }
+
+ private:
+  static constexpr int Log2(int i, bool ceil) {
+    int k = 0;
+    while ((1 << k) < i) ++k;  // ceil(log2 i)
+    return (ceil || (1 << k) == i) ? k : k - 1;
+  }
+  struct Tab {
+    alignas(64) uint8_t t[128];
+  };
+  static constexpr Tab MakeTable() {
+    Tab tab{};
+    for (int i = 1; i < 128; ++i) {
+      const int log2 = i < 64 ? Log2(i, kRP) : (i >= 68 ? 4 + Log2(i - 64, kRP) : 0);
+      tab.t[i] = static_cast<uint8_t>(103 + log2);
+    }
+    return tab;
+  }
+  static HWY_INLINE __m512i Table(int half) {
+    alignas(64) static constexpr Tab kTab = MakeTable();
+    return _mm512_load_si512(kTab.t + 64 * half);
+  }
+  static HWY_INLINE __m512i EvenByteIndex() {
+    alignas(64) static constexpr uint8_t kIdx[64] = {
+        0,  2,  4,  6,  8,  10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30,
+        32, 34, 36, 38, 40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62,
+        64, 66, 68, 70, 72, 74, 76, 78, 80, 82, 84, 86, 88, 90, 92, 94,
+        96, 98, 100, 102, 104, 106, 108, 110, 112, 114, 116, 118, 120, 122, 124, 126};
+    return _mm512_load_si512(kIdx);
+  }
+};
+#endif  // AVX3_DL
 #endif  // AVX3 / AVX3_DL
 
 }  // namespace HWY_NAMESPACE

@@ -733,6 +733,77 @@ HWY_INLINE bool TryDirectedEncode(const internal::ConvertParams& p, const uint8_
 }
 #endif
 
+#ifdef MXPACK_HAVE_DIRECTED_ENCODE
+// f32 -> kTo under rs (Avx512StochasticEncodeF32), 64 (narrow) or 32
+// elements per step, then one zero-padded partial step.
+template <Format kTo, bool kSatFinite, bool kRelu>
+HWY_NOINLINE void StochasticEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                        const uint32_t* HWY_RESTRICT rbits, size_t n) {
+  using Enc = Avx512StochasticEncodeF32<kTo, kSatFinite, kRelu>;
+  constexpr bool kNarrow = internal::FastFormatOf(kTo).bits <= 8;
+  constexpr size_t kG = kNarrow ? 64 : 32, kOut = kNarrow ? 1 : 2;
+  const hn::Full512<uint32_t> du;
+  const auto step = [du](const uint8_t* src, const uint32_t* r, uint8_t* dst) {
+    const auto enc = [src, r](size_t k) {
+      return hn::Vec512<uint32_t>{
+          Enc::Encode(_mm512_loadu_si512(src + 64 * k), _mm512_loadu_si512(r + 16 * k))};
+    };
+    if constexpr (kNarrow) {
+      StoreBytes4(du, enc(0), enc(1), enc(2), enc(3), dst);
+    } else {
+      StoreHalves2(du, enc(0), enc(1), dst);
+    }
+  };
+  size_t i = 0;
+  for (; i + kG <= n; i += kG) step(in + 4 * i, rbits + i, out + kOut * i);
+  if (i == n) return;
+  HWY_ALIGN uint8_t in_buf[kG * 4] = {};
+  HWY_ALIGN uint32_t r_buf[kG] = {};
+  HWY_ALIGN uint8_t out_buf[kG * kOut];
+  const size_t rest = n - i;
+  std::memcpy(in_buf, in + 4 * i, rest * 4);
+  std::memcpy(r_buf, rbits + i, rest * 4);
+  step(in_buf, r_buf, out_buf);
+  std::memcpy(out + kOut * i, out_buf, rest * kOut);
+}
+
+template <Format kTo>
+HWY_INLINE bool TryStochasticEncodeTo(const internal::ConvertParams& p, const uint8_t* in,
+                                      uint8_t* out, const uint32_t* rbits, size_t n) {
+  if (p.satfinite) {
+    if (!p.relu) return StochasticEncodeArray<kTo, true, false>(in, out, rbits, n), true;
+    if constexpr (internal::HasFastEncode(kTo, true, true)) {
+      return StochasticEncodeArray<kTo, true, true>(in, out, rbits, n), true;
+    }
+    return false;
+  }
+  if constexpr (internal::HasFastEncode(kTo, false, false)) {
+    if (!p.relu) return StochasticEncodeArray<kTo, false, false>(in, out, rbits, n), true;
+    if constexpr (internal::HasFastEncode(kTo, false, true)) {
+      return StochasticEncodeArray<kTo, false, true>(in, out, rbits, n), true;
+    }
+  }
+  return false;
+}
+
+// f32 -> narrow / f16 / bf16 under rs; false for other policies.
+HWY_INLINE bool TryStochasticEncode(const internal::ConvertParams& p, const uint8_t* in,
+                                    uint8_t* out, const uint32_t* rbits, size_t n) {
+  if (p.src != internal::SrcKind::kF32 || p.rounding != Rounding::kRS) return false;
+  switch (p.to) {
+    case Format::kE2M1: return TryStochasticEncodeTo<Format::kE2M1>(p, in, out, rbits, n);
+    case Format::kE2M3: return TryStochasticEncodeTo<Format::kE2M3>(p, in, out, rbits, n);
+    case Format::kE3M2: return TryStochasticEncodeTo<Format::kE3M2>(p, in, out, rbits, n);
+    case Format::kE4M3: return TryStochasticEncodeTo<Format::kE4M3>(p, in, out, rbits, n);
+    case Format::kE5M2: return TryStochasticEncodeTo<Format::kE5M2>(p, in, out, rbits, n);
+    case Format::kUE4M3: return TryStochasticEncodeTo<Format::kUE4M3>(p, in, out, rbits, n);
+    case Format::kF16: return TryStochasticEncodeTo<Format::kF16>(p, in, out, rbits, n);
+    case Format::kBF16: return TryStochasticEncodeTo<Format::kBF16>(p, in, out, rbits, n);
+    default: return false;
+  }
+}
+#endif
+
 // Runs a compile-time specialized kernel when one covers p: rn encodes from
 // f32/f16/bf16 (both saturations where legal, with or without relu), and
 // narrow decodes to f32/bf16/f16 (relu too where a table decoder exists), and
@@ -792,6 +863,9 @@ HWY_INLINE bool TryFastPath(const internal::ConvertParams& p, const uint8_t* in,
 // Per-target entry point (exported through HWY_EXPORT in convert.cc).
 inline void ConvertArrayT(const internal::ConvertParams& p, const uint8_t* in, uint8_t* out,
                           const uint32_t* rbits, size_t n) {
+#ifdef MXPACK_HAVE_DIRECTED_ENCODE
+  if (TryStochasticEncode(p, in, out, rbits, n)) return;
+#endif
   if (TryFastPath(p, in, out, n)) return;
   switch (p.rounding) {
     case Rounding::kRN: return ConvertLoopFrom<Rounding::kRN>(p, in, out, rbits, n);

@@ -134,6 +134,73 @@ struct Avx512DirectedEncodeF32 {
                                  _mm512_set1_epi32(kT.nan_code));
   }
 };
+
+// The same under rs (stochastic rounding, docs/semantics.md section 1) with
+// the caller's random words r:
+//
+//   Avx512StochasticEncodeF32<kTo, kSatFinite, kRelu>::Encode(x, r) -> __m512i
+//
+// In integer lanes only. With s discarded significand bits, the magnitude
+// rounds up when rem + (r mod 2^s) carries out of s bits (s <= 32), or, with
+// r aligned to the top of the field (s > 32, k = s - 32), when
+// (sig >> k) + r carries out of 32 bits (the bits of sig below k cannot
+// complete a carry the integer parts do not). Both read as
+// (r & m) > m - rem' with m = 2^min(s, 32) - 1 and rem' = (sig >> max(k, 0)) & m.
+// Normals have s = K, so the carry is one add: (|x| - rebias + (r & m)) >> K;
+// subnormals (s = K + emin - e) need the general form, with the significand
+// sig (implicit bit included) shifted right by s (vpsrlvd gives 0 for
+// s >= 32). satfinite clamps |x| first as for the directed modes; nosat
+// overflows to Inf (or NaN) as rn does.
+template <Format kTo, bool kSatFinite, bool kRelu>
+struct Avx512StochasticEncodeF32 {
+  using Directed = Avx512DirectedEncodeF32<kTo, Rounding::kRZ, kSatFinite, kRelu>;
+  using F32 = typename Directed::F32;
+  static constexpr internal::FastFormat kT = F32::kT;
+  static constexpr int kShift = Directed::kShift;
+
+  static HWY_INLINE __m512i Encode(__m512i x, __m512i r) {
+    const __m512i abs = _mm512_and_si512(x, _mm512_set1_epi32(0x7FFFFFFF));
+    const __m512i a =
+        kSatFinite ? _mm512_min_epu32(abs, _mm512_set1_epi32(Directed::kMaxBits)) : abs;
+    const __m512i rn = _mm512_and_si512(r, _mm512_set1_epi32((1 << kShift) - 1));
+    const __m512i biased = Directed::kRebias
+                               ? _mm512_sub_epi32(a, _mm512_set1_epi32(Directed::kRebias))
+                               : a;
+    __m512i code = _mm512_srli_epi32(_mm512_add_epi32(biased, rn), kShift);
+    if constexpr (Directed::kNeedsSubnormalPath) {
+      const __m512i e1 = _mm512_max_epu32(_mm512_srli_epi32(a, 23), _mm512_set1_epi32(1));
+      // s = K + (emin + 127) - max(E, 1): at least K + 1 in subnormal lanes.
+      const __m512i s = _mm512_sub_epi32(_mm512_set1_epi32(kShift + 1 - kT.bias + 127), e1);
+      // sig = a - (max(E, 1) - 1) << 23: implicit bit set for E >= 1.
+      const __m512i sig = _mm512_sub_epi32(_mm512_add_epi32(a, _mm512_set1_epi32(1 << 23)),
+                                           _mm512_slli_epi32(e1, 23));
+      const __m512i thirty_two = _mm512_set1_epi32(32);
+      const __m512i zero = _mm512_setzero_si512();
+      const __m512i m = _mm512_srlv_epi32(
+          _mm512_set1_epi32(-1), _mm512_max_epi32(_mm512_sub_epi32(thirty_two, s), zero));
+      const __m512i rem = _mm512_and_si512(
+          _mm512_srlv_epi32(sig, _mm512_max_epi32(_mm512_sub_epi32(s, thirty_two), zero)), m);
+      const __mmask16 up =
+          _mm512_cmpgt_epu32_mask(_mm512_and_si512(r, m), _mm512_sub_epi32(m, rem));
+      const __m512i trunc = _mm512_srlv_epi32(sig, s);
+      code = _mm512_mask_mov_epi32(
+          code, _mm512_cmplt_epu32_mask(a, _mm512_set1_epi32(F32::kMinNormalBits)),
+          _mm512_mask_add_epi32(trunc, up, trunc, _mm512_set1_epi32(1)));
+    }
+    if constexpr (!kSatFinite && kTo != Format::kBF16) {
+      code = _mm512_min_epu32(code, _mm512_set1_epi32(kT.overflow_code));
+    }
+    if constexpr (kRelu) {
+      code = _mm512_mask_mov_epi32(code, _mm512_movepi32_mask(x), _mm512_setzero_si512());
+    } else if constexpr (kT.has_sign) {
+      code = _mm512_ternarylogic_epi32(code, _mm512_srli_epi32(x, 32 - kT.bits),
+                                       _mm512_set1_epi32(1 << (kT.bits - 1)), 0xF8);
+    }
+    return _mm512_mask_mov_epi32(code,
+                                 _mm512_cmpgt_epu32_mask(abs, _mm512_set1_epi32(0x7F800000)),
+                                 _mm512_set1_epi32(kT.nan_code));
+  }
+};
 #endif  // AVX3 / AVX3_DL
 
 }  // namespace HWY_NAMESPACE

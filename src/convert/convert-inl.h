@@ -188,6 +188,38 @@ HWY_NOINLINE void BF16ToF16Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RE
 }
 #endif
 
+#ifdef MXPACK_HAVE_DIRECTED_ENCODE
+// f32 -> bf16 under kMode (Avx512F32ToBF16), 32 elements per step; rbits
+// only for rs.
+template <Rounding kMode, bool kSatFinite, bool kRelu>
+HWY_NOINLINE void F32ToBF16Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                 const uint32_t* HWY_RESTRICT rbits, size_t n) {
+  using Enc = Avx512F32ToBF16<kMode, kSatFinite, kRelu>;
+  const hn::Full512<uint32_t> du;
+  const auto step = [du](const uint8_t* src, const uint32_t* r, uint8_t* dst) {
+    const auto enc = [src, r](size_t k) {
+      const __m512i rv = kMode == Rounding::kRS ? _mm512_loadu_si512(r + 16 * k)
+                                                : _mm512_setzero_si512();
+      return hn::Vec512<uint32_t>{Enc::Encode(_mm512_loadu_si512(src + 64 * k), rv)};
+    };
+    StoreHalves2(du, enc(0), enc(1), dst);
+  };
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    step(in + 4 * i, kMode == Rounding::kRS ? rbits + i : nullptr, out + 2 * i);
+  }
+  if (i == n) return;
+  HWY_ALIGN uint8_t in_buf[32 * 4] = {};
+  HWY_ALIGN uint32_t r_buf[32] = {};
+  HWY_ALIGN uint8_t out_buf[32 * 2];
+  const size_t rest = n - i;
+  std::memcpy(in_buf, in + 4 * i, rest * 4);
+  if (kMode == Rounding::kRS) std::memcpy(r_buf, rbits + i, rest * 4);
+  step(in_buf, r_buf, out_buf);
+  std::memcpy(out + 2 * i, out_buf, rest * 2);
+}
+#endif
+
 // kSrc elements at p as f32 bits in u32 lanes (exact): f16 through vcvtph2ps
 // where F16C exists (exact, keeps subnormals and NaN, ignores DAZ), else
 // WideSource's integer-lane widening.
@@ -260,6 +292,11 @@ void FastEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, 
         return Fp16EncodeHalfArray<kTo, kRelu, kSrc == internal::SrcKind::kBF16>(in, out, n);
       }
     }
+  }
+#endif
+#ifdef MXPACK_HAVE_DIRECTED_ENCODE
+  if constexpr (kSrc == internal::SrcKind::kF32 && kTo == Format::kBF16) {
+    return F32ToBF16Array<Rounding::kRN, kSatFinite, kRelu>(in, out, nullptr, n);
   }
 #endif
 #ifdef MXPACK_HAVE_HALF16_ENCODE
@@ -669,6 +706,9 @@ HWY_INLINE bool TryUE8M0Encode(const internal::ConvertParams& p, const uint8_t* 
 template <Format kTo, Rounding kMode, bool kSatFinite, bool kRelu>
 HWY_NOINLINE void DirectedEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
                                       size_t n) {
+  if constexpr (kTo == Format::kBF16) {
+    return F32ToBF16Array<kMode, kSatFinite, kRelu>(in, out, nullptr, n);
+  }
   using Enc = Avx512DirectedEncodeF32<kTo, kMode, kSatFinite, kRelu>;
   const hn::Full512<uint32_t> du;
   const auto load = [](const uint8_t* p) { return hn::Vec512<uint32_t>{_mm512_loadu_si512(p)}; };
@@ -739,6 +779,9 @@ HWY_INLINE bool TryDirectedEncode(const internal::ConvertParams& p, const uint8_
 template <Format kTo, bool kSatFinite, bool kRelu>
 HWY_NOINLINE void StochasticEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
                                         const uint32_t* HWY_RESTRICT rbits, size_t n) {
+  if constexpr (kTo == Format::kBF16) {
+    return F32ToBF16Array<Rounding::kRS, kSatFinite, kRelu>(in, out, rbits, n);
+  }
   using Enc = Avx512StochasticEncodeF32<kTo, kSatFinite, kRelu>;
   constexpr bool kNarrow = internal::FastFormatOf(kTo).bits <= 8;
   constexpr size_t kG = kNarrow ? 64 : 32, kOut = kNarrow ? 1 : 2;

@@ -201,6 +201,62 @@ struct Avx512StochasticEncodeF32 {
                                  _mm512_set1_epi32(kT.nan_code));
   }
 };
+
+// f32 -> bf16 under any rounding mode, on the signed bits (bf16's grid is
+// f32's, subnormals included, so every mode is one integer step on x):
+//
+//   Avx512F32ToBF16<kMode, kSatFinite, kRelu>::Encode(x, r) -> __m512i (bf16 bits)
+//
+//   rn: (x + 0x7FFF + bit 16 of x) >> 16     rz: x >> 16
+//   rp / rm: x >> 16, plus 1 where a low bit is set and the sign points away
+//   rs: (x + (r & 0xFFFF)) >> 16
+// The sign rides along in bit 31 (the magnitude stays below 2^31 for every
+// non-NaN input: at most Inf plus 0xFFFF). satfinite first replaces
+// magnitudes above max finite (Inf included) by max finite 0x7F7F0000 with
+// x's sign, which every mode keeps; nosat needs no step (a finite input
+// reaches Inf 0x7F80 only by rounding away from zero, as the scalar
+// reference's overflow rule says). NaN lanes give 0x7FFF.
+template <Rounding kMode, bool kSatFinite, bool kRelu>
+struct Avx512F32ToBF16 {
+  static HWY_INLINE __m512i Encode(__m512i x_in, __m512i r) {
+    const __m512i abs = _mm512_and_si512(x_in, _mm512_set1_epi32(0x7FFFFFFF));
+    // relu: negative lanes (and -0) become +0 as signed integers, which
+    // every mode encodes as 0 (NaN lanes are restored from abs below).
+    const __m512i x = kRelu ? _mm512_max_epi32(x_in, _mm512_setzero_si512()) : x_in;
+    __m512i xc = x;
+    if constexpr (kSatFinite && kRelu) {
+      xc = _mm512_min_epu32(x, _mm512_set1_epi32(0x7F7F0000));
+    } else if constexpr (kSatFinite) {
+      // (x & 0x80000000) | 0x7F7F0000 where |x| > max finite.
+      xc = _mm512_mask_ternarylogic_epi32(
+          x, _mm512_cmpgt_epu32_mask(abs, _mm512_set1_epi32(0x7F7F0000)),
+          _mm512_set1_epi32(INT32_MIN), _mm512_set1_epi32(0x7F7F0000), 0xEA);
+    }
+    __m512i code;
+    if constexpr (kMode == Rounding::kRN) {
+      __m512i t = _mm512_add_epi32(xc, _mm512_set1_epi32(0x7FFF));
+      t = _mm512_mask_add_epi32(t, _mm512_test_epi32_mask(xc, _mm512_set1_epi32(0x10000)), t,
+                                _mm512_set1_epi32(1));
+      code = _mm512_srli_epi32(t, 16);
+    } else if constexpr (kMode == Rounding::kRS) {
+      code = _mm512_srli_epi32(
+          _mm512_add_epi32(xc, _mm512_and_si512(r, _mm512_set1_epi32(0xFFFF))), 16);
+    } else {
+      code = _mm512_srli_epi32(xc, 16);
+      if constexpr (kMode != Rounding::kRZ) {
+        const __mmask16 away = kMode == Rounding::kRP
+                                   ? _mm512_cmpge_epi32_mask(x, _mm512_setzero_si512())
+                                   : _mm512_movepi32_mask(x);
+        code = _mm512_mask_add_epi32(
+            code, _mm512_mask_test_epi32_mask(away, xc, _mm512_set1_epi32(0xFFFF)), code,
+            _mm512_set1_epi32(1));
+      }
+    }
+    return _mm512_mask_mov_epi32(code,
+                                 _mm512_cmpgt_epu32_mask(abs, _mm512_set1_epi32(0x7F800000)),
+                                 _mm512_set1_epi32(0x7FFF));
+  }
+};
 #endif  // AVX3 / AVX3_DL
 
 }  // namespace HWY_NAMESPACE

@@ -654,9 +654,49 @@ HWY_NOINLINE void F16ToUE8M0Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_R
 }
 #endif
 
+#ifdef MXPACK_HAVE_DIRECTED_ENCODE
+// f32 / bf16 -> ue8m0 (Avx512ToUE8M0), 64 elements per step.
+template <internal::SrcKind kSrc, bool kRP, bool kSatFinite>
+HWY_NOINLINE void Avx512UE8M0Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                   size_t n) {
+  constexpr bool kBF16 = kSrc == internal::SrcKind::kBF16;
+  using Enc = Avx512ToUE8M0<kBF16, kRP, kSatFinite>;
+  if constexpr (kBF16) {
+    const hn::Full512<uint16_t> d16;
+    ForEachStep<2, 1, 2>(d16, in, out, n, [d16](const uint8_t* src, uint8_t* dst) {
+      StoreBytes2U16(d16, hn::Vec512<uint16_t>{Enc::Encode(_mm512_loadu_si512(src))},
+                     hn::Vec512<uint16_t>{Enc::Encode(_mm512_loadu_si512(src + 64))}, dst);
+    });
+  } else {
+    const hn::Full512<uint32_t> du;
+    ForEachStep<4, 1, 4>(du, in, out, n, [du](const uint8_t* src, uint8_t* dst) {
+      const auto enc = [src](size_t k) {
+        return hn::Vec512<uint32_t>{Enc::Encode(_mm512_loadu_si512(src + 64 * k))};
+      };
+      StoreBytes4(du, enc(0), enc(1), enc(2), enc(3), dst);
+    });
+  }
+}
+#endif
+
 template <internal::SrcKind kSrc>
 HWY_INLINE bool TryUE8M0Encode(const internal::ConvertParams& p, const uint8_t* in, uint8_t* out,
                                size_t n) {
+#ifdef MXPACK_HAVE_DIRECTED_ENCODE
+  if constexpr (kSrc != internal::SrcKind::kF16) {
+    if (p.rounding == Rounding::kRP) {
+      p.satfinite ? Avx512UE8M0Array<kSrc, true, true>(in, out, n)
+                  : Avx512UE8M0Array<kSrc, true, false>(in, out, n);
+      return true;
+    }
+    if (p.rounding == Rounding::kRZ) {
+      p.satfinite ? Avx512UE8M0Array<kSrc, false, true>(in, out, n)
+                  : Avx512UE8M0Array<kSrc, false, false>(in, out, n);
+      return true;
+    }
+    return false;
+  }
+#endif
 #if HWY_TARGET == HWY_AVX3_DL
   if constexpr (kSrc == internal::SrcKind::kF16) {
     if (p.rounding == Rounding::kRP) {

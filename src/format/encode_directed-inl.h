@@ -257,6 +257,66 @@ struct Avx512F32ToBF16 {
                                  _mm512_set1_epi32(0x7FFF));
   }
 };
+
+// f32 (u32 lanes) or bf16 (u16 lanes) -> ue8m0 under rz or rp
+// (docs/semantics.md section 1; the sign is ignored), with mask operations:
+//
+//   Avx512ToUE8M0<kBF16, kRP, kSatFinite>::Encode(v) -> __m512i (code per lane)
+//
+// code = exponent field E, plus 1 under rp when the fraction is not zero;
+// E = 0 (subnormals) then gives 1 exactly above 2^-127 and 0 at or below it
+// (one masked clear). Under rp the largest codes are 255 (Inf, or a carry
+// out of 254) and 256 (NaN): satfinite lowers 255 to 254, then a min with
+// 255 leaves NaN 0xFF; under rz Inf and NaN have E = 255, and satfinite
+// sends Inf to 0xFE.
+template <bool kBF16, bool kRP, bool kSatFinite>
+struct Avx512ToUE8M0 {
+  static HWY_INLINE __m512i Encode(__m512i v) {
+    if constexpr (kBF16) {
+      const __m512i abs = _mm512_and_si512(v, _mm512_set1_epi16(0x7FFF));
+      __m512i code = _mm512_srli_epi16(abs, 7);
+      if constexpr (kRP) {
+        code = _mm512_mask_add_epi16(code, _mm512_test_epi16_mask(v, _mm512_set1_epi16(0x7F)),
+                                     code, _mm512_set1_epi16(1));
+        code = _mm512_mask_mov_epi16(
+            code, _mm512_cmple_epu16_mask(abs, _mm512_set1_epi16(0x40)), _mm512_setzero_si512());
+        if constexpr (kSatFinite) {
+          code = _mm512_mask_sub_epi16(code,
+                                       _mm512_cmpeq_epi16_mask(code, _mm512_set1_epi16(0xFF)),
+                                       code, _mm512_set1_epi16(1));
+        }
+        return _mm512_min_epu16(code, _mm512_set1_epi16(0xFF));
+      } else if constexpr (kSatFinite) {
+        return _mm512_mask_mov_epi16(
+            code, _mm512_cmpeq_epi16_mask(abs, _mm512_set1_epi16(0x7F80)), _mm512_set1_epi16(0xFE));
+      } else {
+        return code;
+      }
+    } else {
+      const __m512i abs = _mm512_and_si512(v, _mm512_set1_epi32(0x7FFFFFFF));
+      __m512i code = _mm512_srli_epi32(abs, 23);
+      if constexpr (kRP) {
+        code = _mm512_mask_add_epi32(code, _mm512_test_epi32_mask(v, _mm512_set1_epi32(0x7FFFFF)),
+                                     code, _mm512_set1_epi32(1));
+        code = _mm512_mask_mov_epi32(code,
+                                     _mm512_cmple_epu32_mask(abs, _mm512_set1_epi32(0x400000)),
+                                     _mm512_setzero_si512());
+        if constexpr (kSatFinite) {
+          code = _mm512_mask_sub_epi32(code,
+                                       _mm512_cmpeq_epi32_mask(code, _mm512_set1_epi32(0xFF)),
+                                       code, _mm512_set1_epi32(1));
+        }
+        return _mm512_min_epu32(code, _mm512_set1_epi32(0xFF));
+      } else if constexpr (kSatFinite) {
+        return _mm512_mask_mov_epi32(code,
+                                     _mm512_cmpeq_epi32_mask(abs, _mm512_set1_epi32(0x7F800000)),
+                                     _mm512_set1_epi32(0xFE));
+      } else {
+        return code;
+      }
+    }
+  }
+};
 #endif  // AVX3 / AVX3_DL
 
 }  // namespace HWY_NAMESPACE

@@ -179,6 +179,62 @@ MXPACK_FP16_TARGET HWY_NOINLINE void Fp16EncodeF32Array(const uint8_t* HWY_RESTR
 }
 #endif
 
+#ifdef MXPACK_HAVE_HALF16_ENCODE
+// bf16 / f16 -> kTo (at most 8 bits) rn in u16 lanes, 64 elements per step.
+template <internal::SrcKind kSrc, Format kTo, bool kSatFinite, bool kRelu>
+HWY_NOINLINE void Half16EncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                    size_t n) {
+  using Enc = Avx512EncodeHalf16<kSrc, kTo, kSatFinite, kRelu>;
+  const hn::Full512<uint16_t> d16;
+  ForEachStep<2, 1, 2>(d16, in, out, n, [](const uint8_t* src, uint8_t* dst) {
+    _mm512_storeu_si512(dst, Enc::Encode64(_mm512_loadu_si512(src), _mm512_loadu_si512(src + 64)));
+  });
+}
+
+template <bool kSatFinite, bool kRelu>
+HWY_NOINLINE void BF16ToF16Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                 size_t n) {
+  using Enc = Avx512BF16ToF16<kSatFinite, kRelu>;
+  const hn::Full512<uint16_t> d16;
+  ForEachStep<2, 2, 2>(d16, in, out, n, [](const uint8_t* src, uint8_t* dst) {
+    _mm512_storeu_si512(dst, Enc::Encode32(_mm512_loadu_si512(src)));
+    _mm512_storeu_si512(dst + 64, Enc::Encode32(_mm512_loadu_si512(src + 64)));
+  });
+}
+#endif
+
+#ifdef MXPACK_HAVE_DIRECTED_ENCODE
+// f32 -> bf16 under kMode (Avx512F32ToBF16), 32 elements per step; rbits
+// only for rs.
+template <Rounding kMode, bool kSatFinite, bool kRelu>
+HWY_NOINLINE void F32ToBF16Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                 const uint32_t* HWY_RESTRICT rbits, size_t n) {
+  using Enc = Avx512F32ToBF16<kMode, kSatFinite, kRelu>;
+  const hn::Full512<uint32_t> du;
+  const auto step = [du](const uint8_t* src, const uint32_t* r, uint8_t* dst) {
+    const auto enc = [src, r](size_t k) {
+      const __m512i rv = kMode == Rounding::kRS ? _mm512_loadu_si512(r + 16 * k)
+                                                : _mm512_setzero_si512();
+      return hn::Vec512<uint32_t>{Enc::Encode(_mm512_loadu_si512(src + 64 * k), rv)};
+    };
+    StoreHalves2(du, enc(0), enc(1), dst);
+  };
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    step(in + 4 * i, kMode == Rounding::kRS ? rbits + i : nullptr, out + 2 * i);
+  }
+  if (i == n) return;
+  HWY_ALIGN uint8_t in_buf[32 * 4] = {};
+  HWY_ALIGN uint32_t r_buf[32] = {};
+  HWY_ALIGN uint8_t out_buf[32 * 2];
+  const size_t rest = n - i;
+  std::memcpy(in_buf, in + 4 * i, rest * 4);
+  if (kMode == Rounding::kRS) std::memcpy(r_buf, rbits + i, rest * 4);
+  step(in_buf, r_buf, out_buf);
+  std::memcpy(out + 2 * i, out_buf, rest * 2);
+}
+#endif
+
 // kSrc elements at p as f32 bits in u32 lanes (exact): f16 through vcvtph2ps
 // where F16C exists (exact, keeps subnormals and NaN, ignores DAZ), else
 // WideSource's integer-lane widening.
@@ -251,6 +307,19 @@ void FastEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, 
         return Fp16EncodeHalfArray<kTo, kRelu, kSrc == internal::SrcKind::kBF16>(in, out, n);
       }
     }
+  }
+#endif
+#ifdef MXPACK_HAVE_DIRECTED_ENCODE
+  if constexpr (kSrc == internal::SrcKind::kF32 && kTo == Format::kBF16) {
+    return F32ToBF16Array<Rounding::kRN, kSatFinite, kRelu>(in, out, nullptr, n);
+  }
+#endif
+#ifdef MXPACK_HAVE_HALF16_ENCODE
+  if constexpr (kSrc != internal::SrcKind::kF32 && internal::FastFormatOf(kTo).bits <= 8) {
+    return Half16EncodeArray<kSrc, kTo, kSatFinite, kRelu>(in, out, n);
+  }
+  if constexpr (kSrc == internal::SrcKind::kBF16 && kTo == Format::kF16) {
+    return BF16ToF16Array<kSatFinite, kRelu>(in, out, n);
   }
 #endif
 #if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR
@@ -588,9 +657,76 @@ HWY_NOINLINE void BF16ToUE8M0Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_
 }
 #endif
 
+#if HWY_TARGET == HWY_AVX3_DL
+template <bool kRP, bool kSatFinite>
+HWY_NOINLINE void F16ToUE8M0Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                  size_t n) {
+  using Enc = Avx512F16ToUE8M0<kRP, kSatFinite>;
+  const hn::Full512<uint16_t> d16;
+  ForEachStep<2, 1, 2>(d16, in, out, n, [](const uint8_t* src, uint8_t* dst) {
+    _mm512_storeu_si512(dst, Enc::Encode64(_mm512_loadu_si512(src), _mm512_loadu_si512(src + 64)));
+  });
+}
+#endif
+
+#ifdef MXPACK_HAVE_DIRECTED_ENCODE
+// f32 / bf16 -> ue8m0 (Avx512ToUE8M0), 64 elements per step.
+template <internal::SrcKind kSrc, bool kRP, bool kSatFinite>
+HWY_NOINLINE void Avx512UE8M0Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                   size_t n) {
+  constexpr bool kBF16 = kSrc == internal::SrcKind::kBF16;
+  using Enc = Avx512ToUE8M0<kBF16, kRP, kSatFinite>;
+  if constexpr (kBF16) {
+    const hn::Full512<uint16_t> d16;
+    ForEachStep<2, 1, 2>(d16, in, out, n, [d16](const uint8_t* src, uint8_t* dst) {
+      StoreBytes2U16(d16, hn::Vec512<uint16_t>{Enc::Encode(_mm512_loadu_si512(src))},
+                     hn::Vec512<uint16_t>{Enc::Encode(_mm512_loadu_si512(src + 64))}, dst);
+    });
+  } else {
+    const hn::Full512<uint32_t> du;
+    ForEachStep<4, 1, 4>(du, in, out, n, [du](const uint8_t* src, uint8_t* dst) {
+      const auto enc = [src](size_t k) {
+        return hn::Vec512<uint32_t>{Enc::Encode(_mm512_loadu_si512(src + 64 * k))};
+      };
+      StoreBytes4(du, enc(0), enc(1), enc(2), enc(3), dst);
+    });
+  }
+}
+#endif
+
 template <internal::SrcKind kSrc>
 HWY_INLINE bool TryUE8M0Encode(const internal::ConvertParams& p, const uint8_t* in, uint8_t* out,
                                size_t n) {
+#ifdef MXPACK_HAVE_DIRECTED_ENCODE
+  if constexpr (kSrc != internal::SrcKind::kF16) {
+    if (p.rounding == Rounding::kRP) {
+      p.satfinite ? Avx512UE8M0Array<kSrc, true, true>(in, out, n)
+                  : Avx512UE8M0Array<kSrc, true, false>(in, out, n);
+      return true;
+    }
+    if (p.rounding == Rounding::kRZ) {
+      p.satfinite ? Avx512UE8M0Array<kSrc, false, true>(in, out, n)
+                  : Avx512UE8M0Array<kSrc, false, false>(in, out, n);
+      return true;
+    }
+    return false;
+  }
+#endif
+#if HWY_TARGET == HWY_AVX3_DL
+  if constexpr (kSrc == internal::SrcKind::kF16) {
+    if (p.rounding == Rounding::kRP) {
+      p.satfinite ? F16ToUE8M0Array<true, true>(in, out, n)
+                  : F16ToUE8M0Array<true, false>(in, out, n);
+      return true;
+    }
+    if (p.rounding == Rounding::kRZ) {
+      p.satfinite ? F16ToUE8M0Array<false, true>(in, out, n)
+                  : F16ToUE8M0Array<false, false>(in, out, n);
+      return true;
+    }
+    return false;
+  }
+#endif
 #if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR
   if constexpr (kSrc == internal::SrcKind::kBF16) {
     if (p.rounding == Rounding::kRP) {
@@ -618,6 +754,153 @@ HWY_INLINE bool TryUE8M0Encode(const internal::ConvertParams& p, const uint8_t* 
   }
   return false;
 }
+
+#ifdef MXPACK_HAVE_DIRECTED_ENCODE
+// f32 -> kTo under rz / rm / rp (Avx512DirectedEncodeF32). Call under
+// internal::ScopedFlushDenormals(/*daz=*/false).
+template <Format kTo, Rounding kMode, bool kSatFinite, bool kRelu>
+HWY_NOINLINE void DirectedEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                      size_t n) {
+  if constexpr (kTo == Format::kBF16) {
+    return F32ToBF16Array<kMode, kSatFinite, kRelu>(in, out, nullptr, n);
+  }
+  using Enc = Avx512DirectedEncodeF32<kTo, kMode, kSatFinite, kRelu>;
+  const hn::Full512<uint32_t> du;
+  const auto load = [](const uint8_t* p) { return hn::Vec512<uint32_t>{_mm512_loadu_si512(p)}; };
+  const auto enc = [load](const uint8_t* p) { return hn::Vec512<uint32_t>{Enc::Encode(load(p).raw)}; };
+  if constexpr (internal::FastFormatOf(kTo).bits <= 8) {
+    ForEachStep<4, 1, 4>(du, in, out, n, [du, &enc](const uint8_t* src, uint8_t* dst) {
+      StoreBytes4(du, enc(src), enc(src + 64), enc(src + 128), enc(src + 192), dst);
+    });
+  } else {
+    ForEachStep<4, 2, 2>(du, in, out, n, [du, &enc](const uint8_t* src, uint8_t* dst) {
+      StoreHalves2(du, enc(src), enc(src + 64), dst);
+    });
+  }
+}
+
+template <Format kTo, Rounding kMode>
+HWY_INLINE bool TryDirectedEncodeMode(const internal::ConvertParams& p, const uint8_t* in,
+                                      uint8_t* out, size_t n) {
+  const internal::ScopedFlushDenormals ftz(/*daz=*/false);
+  if (p.satfinite) {
+    if (!p.relu) return DirectedEncodeArray<kTo, kMode, true, false>(in, out, n), true;
+    if constexpr (internal::HasFastEncode(kTo, true, true)) {
+      return DirectedEncodeArray<kTo, kMode, true, true>(in, out, n), true;
+    }
+    return false;
+  }
+  if constexpr (internal::HasFastEncode(kTo, false, false)) {
+    if (!p.relu) return DirectedEncodeArray<kTo, kMode, false, false>(in, out, n), true;
+    if constexpr (internal::HasFastEncode(kTo, false, true)) {
+      return DirectedEncodeArray<kTo, kMode, false, true>(in, out, n), true;
+    }
+  }
+  return false;
+}
+
+template <Format kTo>
+HWY_INLINE bool TryDirectedEncodeTo(const internal::ConvertParams& p, const uint8_t* in,
+                                    uint8_t* out, size_t n) {
+  switch (p.rounding) {
+    case Rounding::kRZ: return TryDirectedEncodeMode<kTo, Rounding::kRZ>(p, in, out, n);
+    case Rounding::kRM: return TryDirectedEncodeMode<kTo, Rounding::kRM>(p, in, out, n);
+    case Rounding::kRP: return TryDirectedEncodeMode<kTo, Rounding::kRP>(p, in, out, n);
+    default: return false;
+  }
+}
+
+// f32 -> narrow / f16 / bf16 under rz, rm or rp; false for other policies.
+HWY_INLINE bool TryDirectedEncode(const internal::ConvertParams& p, const uint8_t* in,
+                                  uint8_t* out, size_t n) {
+  if (p.src != internal::SrcKind::kF32) return false;
+  switch (p.to) {
+    case Format::kE2M1: return TryDirectedEncodeTo<Format::kE2M1>(p, in, out, n);
+    case Format::kE2M3: return TryDirectedEncodeTo<Format::kE2M3>(p, in, out, n);
+    case Format::kE3M2: return TryDirectedEncodeTo<Format::kE3M2>(p, in, out, n);
+    case Format::kE4M3: return TryDirectedEncodeTo<Format::kE4M3>(p, in, out, n);
+    case Format::kE5M2: return TryDirectedEncodeTo<Format::kE5M2>(p, in, out, n);
+    case Format::kUE4M3: return TryDirectedEncodeTo<Format::kUE4M3>(p, in, out, n);
+    case Format::kF16: return TryDirectedEncodeTo<Format::kF16>(p, in, out, n);
+    case Format::kBF16: return TryDirectedEncodeTo<Format::kBF16>(p, in, out, n);
+    default: return false;
+  }
+}
+#endif
+
+#ifdef MXPACK_HAVE_DIRECTED_ENCODE
+// f32 -> kTo under rs (Avx512StochasticEncodeF32), 64 (narrow) or 32
+// elements per step, then one zero-padded partial step.
+template <Format kTo, bool kSatFinite, bool kRelu>
+HWY_NOINLINE void StochasticEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                        const uint32_t* HWY_RESTRICT rbits, size_t n) {
+  if constexpr (kTo == Format::kBF16) {
+    return F32ToBF16Array<Rounding::kRS, kSatFinite, kRelu>(in, out, rbits, n);
+  }
+  using Enc = Avx512StochasticEncodeF32<kTo, kSatFinite, kRelu>;
+  constexpr bool kNarrow = internal::FastFormatOf(kTo).bits <= 8;
+  constexpr size_t kG = kNarrow ? 64 : 32, kOut = kNarrow ? 1 : 2;
+  const hn::Full512<uint32_t> du;
+  const auto step = [du](const uint8_t* src, const uint32_t* r, uint8_t* dst) {
+    const auto enc = [src, r](size_t k) {
+      return hn::Vec512<uint32_t>{
+          Enc::Encode(_mm512_loadu_si512(src + 64 * k), _mm512_loadu_si512(r + 16 * k))};
+    };
+    if constexpr (kNarrow) {
+      StoreBytes4(du, enc(0), enc(1), enc(2), enc(3), dst);
+    } else {
+      StoreHalves2(du, enc(0), enc(1), dst);
+    }
+  };
+  size_t i = 0;
+  for (; i + kG <= n; i += kG) step(in + 4 * i, rbits + i, out + kOut * i);
+  if (i == n) return;
+  HWY_ALIGN uint8_t in_buf[kG * 4] = {};
+  HWY_ALIGN uint32_t r_buf[kG] = {};
+  HWY_ALIGN uint8_t out_buf[kG * kOut];
+  const size_t rest = n - i;
+  std::memcpy(in_buf, in + 4 * i, rest * 4);
+  std::memcpy(r_buf, rbits + i, rest * 4);
+  step(in_buf, r_buf, out_buf);
+  std::memcpy(out + kOut * i, out_buf, rest * kOut);
+}
+
+template <Format kTo>
+HWY_INLINE bool TryStochasticEncodeTo(const internal::ConvertParams& p, const uint8_t* in,
+                                      uint8_t* out, const uint32_t* rbits, size_t n) {
+  if (p.satfinite) {
+    if (!p.relu) return StochasticEncodeArray<kTo, true, false>(in, out, rbits, n), true;
+    if constexpr (internal::HasFastEncode(kTo, true, true)) {
+      return StochasticEncodeArray<kTo, true, true>(in, out, rbits, n), true;
+    }
+    return false;
+  }
+  if constexpr (internal::HasFastEncode(kTo, false, false)) {
+    if (!p.relu) return StochasticEncodeArray<kTo, false, false>(in, out, rbits, n), true;
+    if constexpr (internal::HasFastEncode(kTo, false, true)) {
+      return StochasticEncodeArray<kTo, false, true>(in, out, rbits, n), true;
+    }
+  }
+  return false;
+}
+
+// f32 -> narrow / f16 / bf16 under rs; false for other policies.
+HWY_INLINE bool TryStochasticEncode(const internal::ConvertParams& p, const uint8_t* in,
+                                    uint8_t* out, const uint32_t* rbits, size_t n) {
+  if (p.src != internal::SrcKind::kF32 || p.rounding != Rounding::kRS) return false;
+  switch (p.to) {
+    case Format::kE2M1: return TryStochasticEncodeTo<Format::kE2M1>(p, in, out, rbits, n);
+    case Format::kE2M3: return TryStochasticEncodeTo<Format::kE2M3>(p, in, out, rbits, n);
+    case Format::kE3M2: return TryStochasticEncodeTo<Format::kE3M2>(p, in, out, rbits, n);
+    case Format::kE4M3: return TryStochasticEncodeTo<Format::kE4M3>(p, in, out, rbits, n);
+    case Format::kE5M2: return TryStochasticEncodeTo<Format::kE5M2>(p, in, out, rbits, n);
+    case Format::kUE4M3: return TryStochasticEncodeTo<Format::kUE4M3>(p, in, out, rbits, n);
+    case Format::kF16: return TryStochasticEncodeTo<Format::kF16>(p, in, out, rbits, n);
+    case Format::kBF16: return TryStochasticEncodeTo<Format::kBF16>(p, in, out, rbits, n);
+    default: return false;
+  }
+}
+#endif
 
 // Runs a compile-time specialized kernel when one covers p: rn encodes from
 // f32/f16/bf16 (both saturations where legal, with or without relu), and
@@ -661,6 +944,11 @@ HWY_INLINE bool TryFastPath(const internal::ConvertParams& p, const uint8_t* in,
       default: return false;
     }
   }
+#ifdef MXPACK_HAVE_DIRECTED_ENCODE
+  if (p.rounding != Rounding::kRN && p.rounding != Rounding::kRS) {
+    return TryDirectedEncode(p, in, out, n);
+  }
+#endif
   if (p.rounding != Rounding::kRN) return false;
   switch (p.src) {
     case internal::SrcKind::kF32: return TryFastEncodeFrom<internal::SrcKind::kF32>(p, in, out, n);
@@ -673,6 +961,9 @@ HWY_INLINE bool TryFastPath(const internal::ConvertParams& p, const uint8_t* in,
 // Per-target entry point (exported through HWY_EXPORT in convert.cc).
 inline void ConvertArrayT(const internal::ConvertParams& p, const uint8_t* in, uint8_t* out,
                           const uint32_t* rbits, size_t n) {
+#ifdef MXPACK_HAVE_DIRECTED_ENCODE
+  if (TryStochasticEncode(p, in, out, rbits, n)) return;
+#endif
   if (TryFastPath(p, in, out, n)) return;
   switch (p.rounding) {
     case Rounding::kRN: return ConvertLoopFrom<Rounding::kRN>(p, in, out, rbits, n);

@@ -1,0 +1,292 @@
+// bf16 / f16 -> narrow codes in 16-bit lanes with AVX-512BW mask operations
+// (Avx512EncodeHalf16, AVX3 / AVX3_DL): 32 elements per vector, twice the
+// lanes of the f32 encoders. Part of the fast encoders of
+// src/format/encode_fast-inl.h.
+
+#if defined(MXPACK_SRC_FORMAT_ENCODE_HALF16_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef MXPACK_SRC_FORMAT_ENCODE_HALF16_INL_H_
+#undef MXPACK_SRC_FORMAT_ENCODE_HALF16_INL_H_
+#else
+#define MXPACK_SRC_FORMAT_ENCODE_HALF16_INL_H_
+#endif
+
+#include <cstdint>
+
+#include "hwy/highway.h"
+#include "src/format/convert_params.h"
+#include "src/format/encode_rn-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace mxpack {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#undef MXPACK_HAVE_HALF16_ENCODE  // per target: this header is re-included
+#if HWY_ARCH_X86 && (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL)
+#define MXPACK_HAVE_HALF16_ENCODE 1
+// bf16 / f16 (kSrc) -> kTo (at most 8 bits) under rn, 64 elements per call:
+//
+//   Avx512EncodeHalf16<kSrc, kTo, kSatFinite, kRelu>::Encode64(a, b) -> __m512i
+//
+// returns the codes of the 32 + 32 source elements of a and b, in order, as
+// u8 lanes, bit-identical to scalar::Convert(kSrc, kTo, rn policy) for every
+// input (docs/semantics.md section 1). Per element, in a u16 lane, with M
+// the source mantissa bits, n the code's and K = M - n the dropped bits:
+//  * Normal codes (|x| at or above the code's smallest normal): integer
+//    round to nearest even on the magnitude bits |h|,
+//      pre = |h| + 2^(K-1) - 1 - (bias_src - bias) << M, plus 1 when bit K
+//      (the kept lsb) is set (a masked add),
+//    so pre >> K is the code; a carry out of the mantissa rolls into the
+//    exponent, and the saturation clamp is one unsigned min on pre
+//    (min(pre, clamp << K | 2^K - 1) >> K = min(code, clamp)).
+//  * Subnormal codes: FastEncodeF32's magic add in f32 on the u32 pairs of
+//    lanes: |h| as f32 bits (bf16: << 16; f16: << 13, the value times
+//    2^-112, and the magic constant times 2^-112, so the grid is the same),
+//    plus C = 2^(emin - n + 23) rounds |x| onto the subnormal grid once and
+//    the code is the low byte of the sum's bits (C's mantissa is zero and
+//    the code is at most 2^n). Not needed where the code's exponent field
+//    is the source's (f16 -> e5m2): the integer rounding covers subnormals.
+//  * The code is formed in the high byte of the lane: the shift of pre to
+//    bit 8 merges the subnormal lanes (a masked shift), the sign bit (15 for
+//    8-bit codes) then comes from h with one ternary-logic op, and the final gather of
+//    the high bytes restores element order (AVX3_DL: one vpermt2b per 64).
+//  * NaN lanes (|h| above Inf) take nan_code, relu zeroes negative lanes.
+template <internal::SrcKind kSrc, Format kTo, bool kSatFinite, bool kRelu>
+struct Avx512EncodeHalf16 {
+  static_assert(kSrc == internal::SrcKind::kBF16 || kSrc == internal::SrcKind::kF16,
+                "16-bit sources only");
+  using F32 = FastEncodeF32<kTo, kSatFinite, kRelu>;  // policy legality
+  static constexpr internal::FastFormat kT = F32::kT;
+  static_assert(kT.bits <= 8 && kTo != Format::kUE8M0, "narrow rn destinations only");
+  static constexpr bool kBF16 = kSrc == internal::SrcKind::kBF16;
+  static constexpr int kM = kBF16 ? 7 : 10;
+  static constexpr int kSrcBias = kBF16 ? 127 : 15;
+  static constexpr int kK = kM - kT.man_bits;
+  static constexpr int kEmin = 1 - kT.bias;
+  static constexpr uint16_t kAdd = static_cast<uint16_t>(
+      ((1u << (kK - 1)) - 1u) - (static_cast<uint32_t>(kSrcBias - kT.bias) << kM));
+  static constexpr uint16_t kPreClamp =
+      static_cast<uint16_t>((F32::kClamp << kK) | ((1u << kK) - 1u));
+  static constexpr uint16_t kMinNormal = static_cast<uint16_t>((kEmin + kSrcBias) << kM);
+  static constexpr uint16_t kInf = kBF16 ? 0x7F80 : 0x7C00;
+  static constexpr bool kNeedsSubnormalPath = kSrcBias != kT.bias;
+  // f16 lanes as f32 bits are the value times 2^-112; so is the constant.
+  static constexpr uint32_t kMagicBits = F32::kMagicBits - (kBF16 ? 0u : 112u << 23);
+
+  // Codes of 32 elements in the high byte of each u16 lane (low byte: any).
+  static HWY_INLINE __m512i EncodeHi(__m512i h) {
+    const __m512i abs = _mm512_and_si512(h, _mm512_set1_epi16(0x7FFF));
+    // pre = |h| + kAdd + lsb.
+    __m512i pre = _mm512_add_epi16(abs, _mm512_set1_epi16(static_cast<int16_t>(kAdd)));
+    pre = _mm512_mask_add_epi16(
+        pre, _mm512_test_epi16_mask(abs, _mm512_set1_epi16(static_cast<int16_t>(1u << kK))), pre,
+        _mm512_set1_epi16(1));
+    pre = _mm512_min_epu16(pre, _mm512_set1_epi16(static_cast<int16_t>(kPreClamp)));
+    __m512i code;
+    if constexpr (kNeedsSubnormalPath) {
+      // u32 lane j holds elements 2j (low half) and 2j+1 (high half).
+      __m512i w_even, w_odd;
+      if constexpr (kBF16) {
+        w_even = _mm512_slli_epi32(abs, 16);
+        w_odd = _mm512_and_si512(abs, _mm512_set1_epi32(static_cast<int32_t>(0xFFFF0000u)));
+      } else {
+        w_even = _mm512_srli_epi32(_mm512_slli_epi32(abs, 16), 3);
+        w_odd = _mm512_and_si512(_mm512_srli_epi32(abs, 3),
+                                 _mm512_set1_epi32(static_cast<int32_t>(0xFFFFE000u)));
+      }
+      const __m512 magic = _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int32_t>(kMagicBits)));
+      const __m512i s_even = _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(w_even), magic));
+      const __m512i s_odd = _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(w_odd), magic));
+      // Byte 0 of each sum -> byte 1 (element 2j) and byte 3 (element 2j+1).
+#if HWY_TARGET == HWY_AVX3_DL
+      const __m512i sub = _mm512_permutex2var_epi8(s_even, SubGatherIndex(), s_odd);
+#else
+      const __m512i sub = _mm512_ternarylogic_epi32(_mm512_slli_epi32(s_even, 8),
+                                                    _mm512_slli_epi32(s_odd, 24),
+                                                    _mm512_set1_epi32(0x0000FF00), 0xEC);
+#endif
+      const __mmask32 is_normal =
+          _mm512_cmpge_epu16_mask(abs, _mm512_set1_epi16(static_cast<int16_t>(kMinNormal)));
+      code = kK <= 8 ? _mm512_mask_slli_epi16(sub, is_normal, pre, 8 - kK)
+                     : _mm512_mask_srli_epi16(sub, is_normal, pre, kK - 8);
+    } else {
+      code = kK <= 8 ? _mm512_slli_epi16(pre, 8 - kK) : _mm512_srli_epi16(pre, kK - 8);
+    }
+    if constexpr (kRelu) {
+      code = _mm512_mask_mov_epi16(code, _mm512_movepi16_mask(h), _mm512_setzero_si512());
+    } else if constexpr (kT.has_sign) {
+      // code | (sign at bit 7 + bits): the bit is clear in code.
+      const __m512i s = kT.bits == 8 ? h : _mm512_srli_epi16(h, 8 - kT.bits);
+      code = _mm512_ternarylogic_epi32(
+          code, s, _mm512_set1_epi16(static_cast<int16_t>(1u << (7 + kT.bits))), 0xF8);
+    }
+    return _mm512_mask_mov_epi16(
+        code, _mm512_cmpgt_epu16_mask(abs, _mm512_set1_epi16(static_cast<int16_t>(kInf))),
+        _mm512_set1_epi16(static_cast<int16_t>(kT.nan_code << 8)));
+  }
+
+  static HWY_INLINE __m512i Encode64(__m512i a, __m512i b) {
+    const __m512i ca = EncodeHi(a), cb = EncodeHi(b);
+#if HWY_TARGET == HWY_AVX3_DL
+    // Byte i of the result: byte 2i + 1 of (ca, cb) (index bit 6 picks cb).
+    return _mm512_permutex2var_epi8(ca, OddByteIndex(), cb);
+#else
+    const __m512i p = _mm512_packus_epi16(_mm512_srli_epi16(ca, 8), _mm512_srli_epi16(cb, 8));
+    return _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7), p);
+#endif
+  }
+
+ private:
+#if HWY_TARGET == HWY_AVX3_DL
+  // Bytes 4j+1 and 4j+3 <- byte 4j of the first and of the second table.
+  static HWY_INLINE __m512i SubGatherIndex() {
+    alignas(64) static constexpr uint8_t kIdx[64] = {
+#define MXPACK_G(j) 0, 4 * (j), 0, 64 + 4 * (j)
+        MXPACK_G(0),  MXPACK_G(1),  MXPACK_G(2),  MXPACK_G(3),  MXPACK_G(4),  MXPACK_G(5),
+        MXPACK_G(6),  MXPACK_G(7),  MXPACK_G(8),  MXPACK_G(9),  MXPACK_G(10), MXPACK_G(11),
+        MXPACK_G(12), MXPACK_G(13), MXPACK_G(14), MXPACK_G(15)
+#undef MXPACK_G
+    };
+    return _mm512_load_si512(kIdx);
+  }
+  static HWY_INLINE __m512i OddByteIndex() {
+    alignas(64) static constexpr uint8_t kIdx[64] = {
+        1,  3,  5,  7,  9,  11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31,
+        33, 35, 37, 39, 41, 43, 45, 47, 49, 51, 53, 55, 57, 59, 61, 63,
+        65, 67, 69, 71, 73, 75, 77, 79, 81, 83, 85, 87, 89, 91, 93, 95,
+        97, 99, 101, 103, 105, 107, 109, 111, 113, 115, 117, 119, 121, 123, 125, 127};
+    return _mm512_load_si512(kIdx);
+  }
+#endif
+};
+
+// bf16 -> f16 under rn, 32 elements in u16 lanes (docs/semantics.md section 1):
+//
+//   Avx512BF16ToF16<kSatFinite, kRelu>::Encode32(h) -> __m512i (f16 bits)
+//
+// f16 normals hold every bf16 mantissa, so from 2^-14 up the f16 is the
+// rebiased bf16 shifted left by 3 (exponent 127 -> 15), with every exponent
+// from 2^16 up clamped to Inf (65536 and above all round to Inf under rn:
+// the f16 overflow threshold is 65520) and satfinite turning Inf into max
+// finite. Below 2^-14, Avx512EncodeHalf16's magic add (C = 2^-1, the
+// f16 subnormal grid 2^-24) rounds onto the subnormal grid, the code being
+// the low 16 bits of the sum's bits.
+template <bool kSatFinite, bool kRelu>
+struct Avx512BF16ToF16 {
+  static HWY_INLINE __m512i Encode32(__m512i h) {
+    const __m512i abs = _mm512_and_si512(h, _mm512_set1_epi16(0x7FFF));
+    // (E - 112) << 7 | m, saturating at 0 (those lanes take the subnormal path).
+    __m512i t = _mm512_subs_epu16(abs, _mm512_set1_epi16(112 << 7));
+    t = _mm512_min_epu16(t, _mm512_set1_epi16(0x0F80));  // << 3: 0x7C00 (Inf)
+    const __m512 magic = _mm512_castsi512_ps(_mm512_set1_epi32(126 << 23));
+    const __m512i s_even = _mm512_castps_si512(
+        _mm512_add_ps(_mm512_castsi512_ps(_mm512_slli_epi32(abs, 16)), magic));
+    const __m512i s_odd = _mm512_castps_si512(_mm512_add_ps(
+        _mm512_castsi512_ps(
+            _mm512_and_si512(abs, _mm512_set1_epi32(static_cast<int32_t>(0xFFFF0000u)))),
+        magic));
+    // Low 16 bits of each sum: s_even's in the even lanes, s_odd's in the odd.
+    const __m512i sub = _mm512_mask_blend_epi16(0xAAAAAAAAu, s_even, _mm512_slli_epi32(s_odd, 16));
+    const __mmask32 is_normal = _mm512_cmpge_epu16_mask(abs, _mm512_set1_epi16(113 << 7));
+    __m512i code = _mm512_mask_slli_epi16(sub, is_normal, t, 3);
+    if constexpr (kSatFinite) code = _mm512_min_epu16(code, _mm512_set1_epi16(0x7BFF));
+    if constexpr (kRelu) {
+      code = _mm512_mask_mov_epi16(code, _mm512_movepi16_mask(h), _mm512_setzero_si512());
+    } else {
+      code = _mm512_ternarylogic_epi32(code, h, _mm512_set1_epi16(static_cast<int16_t>(0x8000)),
+                                       0xF8);
+    }
+    return _mm512_mask_mov_epi16(
+        code, _mm512_cmpgt_epu16_mask(abs, _mm512_set1_epi16(0x7F80)), _mm512_set1_epi16(0x7FFF));
+  }
+};
+
+#if HWY_TARGET == HWY_AVX3_DL
+// f16 -> ue8m0 under rz (floor to a power of two) or rp (ceiling), 32
+// elements in u16 lanes (docs/semantics.md section 1; the sign is ignored):
+//
+//   Avx512F16ToUE8M0<kRP, kSatFinite>::Encode32(h) -> __m512i (code in the low byte)
+//
+// Normals: exponent field + 112, plus 1 under rp when the fraction is not
+// zero (65504 rounds up to 2^16, code 143: no overflow). Subnormals m * 2^-24
+// (m = 1..1023): 103 + floor or ceil of log2(m), from one vpermi2b over a
+// 128-entry table: m itself below 64, else 64 + m / 16 (rz: floor; rp:
+// ceiling, at most 63), since for m >= 64 log2(m) = 4 + log2(m / 16) and
+// floor / ceiling commute with the integer division / ceiling division.
+// Zero gives 0x00; Inf 0xFE (satfinite) or 0xFF; NaN 0xFF.
+template <bool kRP, bool kSatFinite>
+struct Avx512F16ToUE8M0 {
+  static HWY_INLINE __m512i Encode32(__m512i h) {
+    const __m512i abs = _mm512_and_si512(h, _mm512_set1_epi16(0x7FFF));
+    __m512i code = _mm512_add_epi16(_mm512_srli_epi16(abs, 10), _mm512_set1_epi16(112));
+    const __m512i m = _mm512_and_si512(h, _mm512_set1_epi16(0x3FF));
+    if constexpr (kRP) {
+      code = _mm512_mask_add_epi16(code, _mm512_test_epi16_mask(h, _mm512_set1_epi16(0x3FF)),
+                                   code, _mm512_set1_epi16(1));
+    }
+    __m512i hi;
+    if constexpr (kRP) {
+      hi = _mm512_min_epu16(
+          _mm512_srli_epi16(_mm512_add_epi16(m, _mm512_set1_epi16(15)), 4), _mm512_set1_epi16(63));
+    } else {
+      hi = _mm512_srli_epi16(m, 4);
+    }
+    hi = _mm512_or_si512(hi, _mm512_set1_epi16(64));
+    const __m512i idx =
+        _mm512_mask_mov_epi16(hi, _mm512_cmplt_epu16_mask(m, _mm512_set1_epi16(64)), m);
+    // Zeroes the high byte of each lane (mask: even bytes).
+    const __m512i sub = _mm512_maskz_permutex2var_epi8(0x5555555555555555ull, Table(0), idx,
+                                                       Table(1));
+    code = _mm512_mask_mov_epi16(code, _mm512_cmplt_epu16_mask(abs, _mm512_set1_epi16(0x400)),
+                                 sub);
+    code = _mm512_mask_mov_epi16(code, _mm512_cmpge_epu16_mask(abs, _mm512_set1_epi16(0x7C00)),
+                                 _mm512_set1_epi16(kSatFinite ? 0xFE : 0xFF));
+    if constexpr (kSatFinite) {
+      code = _mm512_mask_mov_epi16(code, _mm512_cmpgt_epu16_mask(abs, _mm512_set1_epi16(0x7C00)),
+                                   _mm512_set1_epi16(0xFF));
+    }
+    return code;
+  }
+
+  static HWY_INLINE __m512i Encode64(__m512i a, __m512i b) {
+    return _mm512_permutex2var_epi8(Encode32(a), EvenByteIndex(), Encode32(b));
+  }
+
+ private:
+  static constexpr int Log2(int i, bool ceil) {
+    int k = 0;
+    while ((1 << k) < i) ++k;  // ceil(log2 i)
+    return (ceil || (1 << k) == i) ? k : k - 1;
+  }
+  struct Tab {
+    alignas(64) uint8_t t[128];
+  };
+  static constexpr Tab MakeTable() {
+    Tab tab{};
+    for (int i = 1; i < 128; ++i) {
+      const int log2 = i < 64 ? Log2(i, kRP) : (i >= 68 ? 4 + Log2(i - 64, kRP) : 0);
+      tab.t[i] = static_cast<uint8_t>(103 + log2);
+    }
+    return tab;
+  }
+  static HWY_INLINE __m512i Table(int half) {
+    alignas(64) static constexpr Tab kTab = MakeTable();
+    return _mm512_load_si512(kTab.t + 64 * half);
+  }
+  static HWY_INLINE __m512i EvenByteIndex() {
+    alignas(64) static constexpr uint8_t kIdx[64] = {
+        0,  2,  4,  6,  8,  10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30,
+        32, 34, 36, 38, 40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62,
+        64, 66, 68, 70, 72, 74, 76, 78, 80, 82, 84, 86, 88, 90, 92, 94,
+        96, 98, 100, 102, 104, 106, 108, 110, 112, 114, 116, 118, 120, 122, 124, 126};
+    return _mm512_load_si512(kIdx);
+  }
+};
+#endif  // AVX3_DL
+#endif  // AVX3 / AVX3_DL
+
+}  // namespace HWY_NAMESPACE
+}  // namespace mxpack
+HWY_AFTER_NAMESPACE();
+
+#endif  // MXPACK_SRC_FORMAT_ENCODE_HALF16_INL_H_

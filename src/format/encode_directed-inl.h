@@ -123,6 +123,13 @@ struct Avx512DirectedEncodeF32 {
       code = _mm512_mask_mov_epi32(code, ovf & (is_inf | away),
                                    _mm512_set1_epi32(kT.overflow_code));
     }
+    return SignReluNan(code, x, abs);
+  }
+
+  // The last steps, as FastEncodeF32's: relu zeroes negative lanes and -0,
+  // otherwise signed formats get x's sign at bit (bits - 1); NaN lanes (abs
+  // above Inf's bits) become the canonical NaN code.
+  static HWY_INLINE __m512i SignReluNan(__m512i code, __m512i x, __m512i abs) {
     if constexpr (kRelu) {
       code = _mm512_mask_mov_epi32(code, _mm512_movepi32_mask(x), _mm512_setzero_si512());
     } else if constexpr (kT.has_sign) {
@@ -190,15 +197,7 @@ struct Avx512StochasticEncodeF32 {
     if constexpr (!kSatFinite && kTo != Format::kBF16) {
       code = _mm512_min_epu32(code, _mm512_set1_epi32(kT.overflow_code));
     }
-    if constexpr (kRelu) {
-      code = _mm512_mask_mov_epi32(code, _mm512_movepi32_mask(x), _mm512_setzero_si512());
-    } else if constexpr (kT.has_sign) {
-      code = _mm512_ternarylogic_epi32(code, _mm512_srli_epi32(x, 32 - kT.bits),
-                                       _mm512_set1_epi32(1 << (kT.bits - 1)), 0xF8);
-    }
-    return _mm512_mask_mov_epi32(code,
-                                 _mm512_cmpgt_epu32_mask(abs, _mm512_set1_epi32(0x7F800000)),
-                                 _mm512_set1_epi32(kT.nan_code));
+    return Directed::SignReluNan(code, x, abs);
   }
 };
 

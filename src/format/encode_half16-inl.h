@@ -126,14 +126,10 @@ struct Avx512EncodeHalf16 {
   }
 
   static HWY_INLINE __m512i Encode64(__m512i a, __m512i b) {
-    const __m512i ca = EncodeHi(a), cb = EncodeHi(b);
-#if HWY_TARGET == HWY_AVX3_DL
-    // Byte i of the result: byte 2i + 1 of (ca, cb) (index bit 6 picks cb).
-    return _mm512_permutex2var_epi8(ca, OddByteIndex(), cb);
-#else
-    const __m512i p = _mm512_packus_epi16(_mm512_srli_epi16(ca, 8), _mm512_srli_epi16(cb, 8));
-    return _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7), p);
-#endif
+    // Byte i of the result: the high byte of u16 lane i of (a's codes, b's).
+    const hn::Full512<uint8_t> d8;
+    return hn::ConcatOdd(d8, hn::Vec512<uint8_t>{EncodeHi(b)}, hn::Vec512<uint8_t>{EncodeHi(a)})
+        .raw;
   }
 
  private:
@@ -147,14 +143,6 @@ struct Avx512EncodeHalf16 {
         MXPACK_G(12), MXPACK_G(13), MXPACK_G(14), MXPACK_G(15)
 #undef MXPACK_G
     };
-    return _mm512_load_si512(kIdx);
-  }
-  static HWY_INLINE __m512i OddByteIndex() {
-    alignas(64) static constexpr uint8_t kIdx[64] = {
-        1,  3,  5,  7,  9,  11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31,
-        33, 35, 37, 39, 41, 43, 45, 47, 49, 51, 53, 55, 57, 59, 61, 63,
-        65, 67, 69, 71, 73, 75, 77, 79, 81, 83, 85, 87, 89, 91, 93, 95,
-        97, 99, 101, 103, 105, 107, 109, 111, 113, 115, 117, 119, 121, 123, 125, 127};
     return _mm512_load_si512(kIdx);
   }
 #endif
@@ -249,7 +237,10 @@ struct Avx512F16ToUE8M0 {
   }
 
   static HWY_INLINE __m512i Encode64(__m512i a, __m512i b) {
-    return _mm512_permutex2var_epi8(Encode32(a), EvenByteIndex(), Encode32(b));
+    // Byte i of the result: the low byte of u16 lane i of (a's codes, b's).
+    const hn::Full512<uint8_t> d8;
+    return hn::ConcatEven(d8, hn::Vec512<uint8_t>{Encode32(b)}, hn::Vec512<uint8_t>{Encode32(a)})
+        .raw;
   }
 
  private:
@@ -272,14 +263,6 @@ struct Avx512F16ToUE8M0 {
   static HWY_INLINE __m512i Table(int half) {
     alignas(64) static constexpr Tab kTab = MakeTable();
     return _mm512_load_si512(kTab.t + 64 * half);
-  }
-  static HWY_INLINE __m512i EvenByteIndex() {
-    alignas(64) static constexpr uint8_t kIdx[64] = {
-        0,  2,  4,  6,  8,  10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30,
-        32, 34, 36, 38, 40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62,
-        64, 66, 68, 70, 72, 74, 76, 78, 80, 82, 84, 86, 88, 90, 92, 94,
-        96, 98, 100, 102, 104, 106, 108, 110, 112, 114, 116, 118, 120, 122, 124, 126};
-    return _mm512_load_si512(kIdx);
   }
 };
 #endif  // AVX3_DL

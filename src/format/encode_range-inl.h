@@ -87,13 +87,22 @@ struct RangeEncodeF32 {
   static_assert(!kSupported || kMan <= kT.bits - 1, "the sign bit lies in bits man..7");
 
   // vpermt2b indices: byte 1 of the 32 u32 lanes of two vectors, then byte 2.
+  // kUnpacked: the two vectors hold 32 consecutive elements in the order of
+  // _mm512_unpacklo_epi16 / _mm512_unpackhi_epi16 of one vector of 32
+  // 16-bit values (element m in lane 4 * (m / 8) + m % 4 of the first vector
+  // for m % 8 < 4, of the second otherwise); the gather restores their order.
+  template <bool kUnpacked = false>
   static HWY_INLINE __m512i MagSignIndex() {
     struct Table {
       alignas(64) uint8_t v[64];
     };
     static constexpr Table kTable = [] {
       Table t{};
-      for (int i = 0; i < 64; ++i) t.v[i] = static_cast<uint8_t>(4 * (i & 31) + 1 + i / 32);
+      for (int i = 0; i < 64; ++i) {
+        const int m = i & 31;
+        const int lane = kUnpacked ? (m & 4) * 4 + 4 * (m >> 3) + (m & 3) : m;
+        t.v[i] = static_cast<uint8_t>(4 * lane + 1 + i / 32);
+      }
       return t;
     }();
     return _mm512_load_si512(kTable.v);
@@ -183,9 +192,10 @@ struct RangeEncodeF32 {
   }
 
   // Bytes 1 (mag) and 2 (sgn) of the 64 lanes of four pmaddwd forms, in order.
+  template <bool kUnpacked = false>
   static HWY_INLINE void GatherMagSign(__m512i f0, __m512i f1, __m512i f2, __m512i f3,
                                        __m512i& mag, __m512i& sgn) {
-    const __m512i idx = MagSignIndex();
+    const __m512i idx = MagSignIndex<kUnpacked>();
     const __m512i r01 = _mm512_permutex2var_epi8(f0, idx, f1);
     const __m512i r23 = _mm512_permutex2var_epi8(f2, idx, f3);
     mag = _mm512_shuffle_i64x2(r01, r23, 0x44);  // low halves
@@ -203,14 +213,15 @@ struct RangeEncodeF32 {
   // 16: rn then saturate equals saturate then rn (every value past max
   // rounds to at least max).
   // k0..k3: the constants of y0..y3 (Scaled: y0..y3 in blocks of other
-  // scales).
-  template <bool kNanFree = false, bool kClamp = true>
+  // scales). kUnpacked: y0, y1 (and y2, y3) hold 32 elements in unpack
+  // order (see MagSignIndex).
+  template <bool kNanFree = false, bool kClamp = true, bool kUnpacked = false>
   static HWY_INLINE __m512i Encode64(__m512i y0, __m512i y1, __m512i y2, __m512i y3,
                                      const Consts& k0 = Unscaled(), const Consts& k1 = Unscaled(),
                                      const Consts& k2 = Unscaled(), const Consts& k3 = Unscaled()) {
     static_assert(kSupported, "RangeEncodeF32: unsupported destination");
     __m512i mag, sgn;
-    GatherMagSign(Form<kNanFree, kClamp>(y0, k0), Form<kNanFree, kClamp>(y1, k1),
+    GatherMagSign<kUnpacked>(Form<kNanFree, kClamp>(y0, k0), Form<kNanFree, kClamp>(y1, k1),
                   Form<kNanFree, kClamp>(y2, k2), Form<kNanFree, kClamp>(y3, k3), mag, sgn);
     if constexpr (!kClamp) {
       mag = _mm512_min_epu8(mag, _mm512_set1_epi8(static_cast<char>(kT.max_code)));
@@ -228,8 +239,9 @@ struct RangeEncodeF32 {
   // holds bits 4..11 = even code | odd code << 4, which one vpmultishiftqb
   // moves to bytes 0..3 of each u64 and one pshufb packs into the groups: 7
   // operations per 64 elements after the pmaddwd forms, against 9 for
-  // Encode64 plus PaddedCodec::Compact4.
-  template <bool kNanFree = false, bool kClamp = true>
+  // Encode64 plus PaddedCodec::Compact4. kUnpacked: as Encode64's (lane
+  // parity is element parity in unpack order too).
+  template <bool kNanFree = false, bool kClamp = true, bool kUnpacked = false>
   static HWY_INLINE __m512i EncodeB4x16(__m512i y0, __m512i y1, __m512i y2, __m512i y3,
                                         const Consts& k0 = Unscaled(),
                                         const Consts& k1 = Unscaled(),
@@ -241,7 +253,7 @@ struct RangeEncodeF32 {
     const __m512i nan_p = _mm512_mask_set1_epi32(_mm512_set1_epi32(kNanP), 0x5555,
                                                  static_cast<int>(kNanP << 4));
     __m512i mag, sgn;
-    GatherMagSign(Form<kNanFree, kClamp>(y0, k0, w, nan_p),
+    GatherMagSign<kUnpacked>(Form<kNanFree, kClamp>(y0, k0, w, nan_p),
                   Form<kNanFree, kClamp>(y1, k1, w, nan_p),
                   Form<kNanFree, kClamp>(y2, k2, w, nan_p),
                   Form<kNanFree, kClamp>(y3, k3, w, nan_p), mag, sgn);

@@ -582,10 +582,22 @@ class MxBlockQuantizer {
     const auto mult_at = [&](size_t i, size_t k, auto tail) { return mult[block_at(i, k, tail)]; };
 #ifdef MXPACK_HAVE_RANGE_ENCODE
     using Range = RangeEncodeF32<kElem>;
+    // Folded MX blocks of bf16 (32 values, one vector): the encoder takes
+    // the elements in unpack order (scaled_at).
+    constexpr bool kUnpack = kFold && kBf16 && !kNvfp4 && kBlock == 32;
     // Range encoder input: vector k of the step at p (element i), scaled
     // (unless kFold: then the bits as loaded).
     const auto scaled_at = [&](const uint8_t* p, size_t i, size_t k, auto tail) -> __m512i {
-      if constexpr (kFold) {
+      if constexpr (kUnpack) {
+        (void)i;
+        (void)tail;
+        // bf16: the block's 32 values in one vector, widened to f32 bits by
+        // unpacking with zeros (lanes in unpack order, which the encoder's
+        // gather undoes: RangeEncodeF32's kUnpacked).
+        const __m512i v = _mm512_loadu_si512(p + (k / 2) * 64);
+        return k % 2 == 0 ? _mm512_unpacklo_epi16(_mm512_setzero_si512(), v)
+                          : _mm512_unpackhi_epi16(_mm512_setzero_si512(), v);
+      } else if constexpr (kFold) {
         (void)i;
         // One load per vector: without the register constraint GCC folds
         // the load into both of Form's uses (the mask and the add), two
@@ -646,7 +658,7 @@ class MxBlockQuantizer {
 #ifdef MXPACK_HAVE_RANGE_ENCODE
       if constexpr (kRange) {
         // MX: NaN lanes lie in NaN blocks, which finish() overrides (kNanFree).
-        return hn::Vec<decltype(d8)>{Range::template Encode64<!kNvfp4, kClamp>(
+        return hn::Vec<decltype(d8)>{Range::template Encode64<!kNvfp4, kClamp, kUnpack>(
             scaled_at(p, i, 0, tail), scaled_at(p, i, 1, tail), scaled_at(p, i, 2, tail),
             scaled_at(p, i, 3, tail), consts_at(i, 0, tail), consts_at(i, 1, tail),
             consts_at(i, 2, tail), consts_at(i, 3, tail))};
@@ -701,7 +713,7 @@ class MxBlockQuantizer {
         for (; nan_scales == nullptr && i + N8 <= n; i += N8) {
           const uint8_t* p = src + i * kSrcBytes;
           PrefetchNextChunk(p, n * kSrcBytes, N8 * kSrcBytes, l2);
-          hn::StoreU(hn::Vec<decltype(d8)>{Range::template EncodeB4x16<!kNvfp4, kClamp>(
+          hn::StoreU(hn::Vec<decltype(d8)>{Range::template EncodeB4x16<!kNvfp4, kClamp, kUnpack>(
                          scaled_at(p, i, 0, kWhole), scaled_at(p, i, 1, kWhole),
                          scaled_at(p, i, 2, kWhole), scaled_at(p, i, 3, kWhole),
                          consts_at(i, 0, kWhole), consts_at(i, 1, kWhole),

@@ -340,14 +340,13 @@ class MxBlockQuantizer {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
   // Passes 2 and 3 of the common chunk, in fewer operations than the general
   // path: MX into elements that fold the scale into the range encoder
-  // (kRange without kDirect: f32, and bf16 into 4- and 6-bit elements) or,
-  // on CPUs with AVX512-FP16, bf16 into e4m3 (kFp16Direct). Valid for
+  // (kRange: f32 and bf16 sources, every MX element format) or, on CPUs
+  // with AVX512-FP16, bf16 into e4m3 (kFp16Direct, taken first). Valid for
   // chunks without Inf or NaN elements whose every nonzero block's
   // constants are in range; FastTail returns false for the others, which
   // then take the general path from pass 2 on (the scale codes and
   // constants written here are recomputed there).
-  static constexpr bool kFastTail =
-      !kNvfp4 && (kFp16Direct || (kRange && !kDirect));
+  static constexpr bool kFastTail = !kNvfp4 && (kFp16Direct || kRange);
 
   // Passes 2 and 3 of a chunk through the fast path (see kFastTail); false
   // (nothing final written) when the chunk needs the general path.
@@ -405,7 +404,7 @@ class MxBlockQuantizer {
     }
 #endif
 #ifdef MXPACK_HAVE_RANGE_ENCODE
-    if constexpr (kRange && !kDirect) {
+    if constexpr (kRange) {
       // The folded constants (RangeFoldAt) for x = s, 0 for blocks of amax
       // 0; the max (the clamp) is not needed without Inf elements.
       __mmask16 bad = 0;
@@ -580,11 +579,12 @@ class MxBlockQuantizer {
     };
     // The multiplier of vector k of the step at element i.
     const auto mult_at = [&](size_t i, size_t k, auto tail) { return mult[block_at(i, k, tail)]; };
+    // Folded MX blocks of bf16 (32 values, one vector): the range encoder
+    // takes the elements in unpack order (scaled_at), also for fp8 elements
+    // (kDirect then serves the chunks that multiply).
+    constexpr bool kUnpack = kRange && kFold && kBf16 && !kNvfp4 && kBlock == 32;
 #ifdef MXPACK_HAVE_RANGE_ENCODE
     using Range = RangeEncodeF32<kElem>;
-    // Folded MX blocks of bf16 (32 values, one vector): the encoder takes
-    // the elements in unpack order (scaled_at).
-    constexpr bool kUnpack = kFold && kBf16 && !kNvfp4 && kBlock == 32;
     // Range encoder input: vector k of the step at p (element i), scaled
     // (unless kFold: then the bits as loaded).
     const auto scaled_at = [&](const uint8_t* p, size_t i, size_t k, auto tail) -> __m512i {
@@ -642,7 +642,7 @@ class MxBlockQuantizer {
     };
     const auto codes_at = [&](const uint8_t* p, size_t i, auto tail) {
 #if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR  // as kDirect
-      if constexpr (kDirect) {
+      if constexpr (kDirect && !kUnpack) {
         // Two u16 vectors, each within one block (2N <= kBlock).
         const hn::Repartition<uint16_t, DU> d16;
         const size_t N16 = hn::Lanes(d16);

@@ -207,14 +207,20 @@ TEST(MxSimd, Bf16EveryScaleCodeEveryTarget) {
   // into an integer rebias and saturates the code bytes
   // (Fp16EncodeHalf::Encode64MxAbs), for chunks (128 consecutive blocks)
   // without NaN / Inf whose blocks have amax 0 or a scale code of at least
-  // 15; other chunks take the other paths.
+  // 15; other chunks take the other paths. On AVX3_DL every MX format from
+  // bf16 folds the scale into RangeEncodeF32's constants, the values
+  // widened in unpack order, for chunks whose every block's X lies in the
+  // fold range (clamping elements in chunks with an Inf); bf16 into MXFP8
+  // chunks outside it take EncodeDirect.
   // Chunk k holds blocks whose amax has bf16 exponent field E in [2k, 2k +
   // 7] (so every scale code a finite amax gives, in every mode, meets both
-  // sides of the code-15 boundary within one chunk), every 16th block all
-  // +-0 (amax 0). A block holds its amax, elements at random exponents from
-  // E down to E - 12 (around the code-0 boundary of 2^-X and the subnormal
-  // codes), some far below and one bf16 subnormal, signs random. 3 blocks
-  // per row; the last chunk has 3 blocks (the odd last step).
+  // sides of the code-15 boundary and of both fold bounds within one
+  // chunk), every 16th block all +-0 (amax 0). A block holds its amax,
+  // elements at random exponents from E down to E - 12 (around the code-0
+  // boundary of 2^-X and the subnormal codes), some far below and one bf16
+  // subnormal, signs random. Every 3rd chunk has a block with a +-Inf
+  // element, every 7th a NaN block. 3 blocks per row; the last chunk has 3
+  // blocks (the odd last step).
   constexpr size_t kCols = 96;
   std::mt19937 rng(20261122);
   std::vector<uint16_t> bits;
@@ -237,6 +243,9 @@ TEST(MxSimd, Bf16EveryScaleCodeEveryTarget) {
         for (size_t i = 0; i < 32; ++i) bits.push_back(static_cast<uint16_t>((rng() & 1) << 15));
       } else {
         block(std::min<uint32_t>(2 * k + j % 8, 254));
+        uint16_t* b = &bits[bits.size() - 32];
+        if (k % 3 == 1 && j == 9) b[7] = static_cast<uint16_t>(0x7F80 | (rng() & 1) << 15);
+        if (k % 7 == 2 && j == 11) b[3] = 0xFFC1;  // NaN
       }
     }
   }
@@ -245,8 +254,6 @@ TEST(MxSimd, Bf16EveryScaleCodeEveryTarget) {
   std::vector<uint8_t> in(bits.size() * 2);
   std::memcpy(in.data(), bits.data(), in.size());
   const size_t rows = bits.size() / kCols;
-  // (MXFP4 / MXFP6 from bf16 take RangeEncodeF32's scale fold on AVX3_DL,
-  // see F32EveryScaleCodeEveryTarget.)
   for (MxFormat f : {MxFormat::kMxfp8E4m3, MxFormat::kMxfp8E5m2, MxFormat::kMxfp6E2m3,
                      MxFormat::kMxfp6E3m2, MxFormat::kMxfp4}) {
     for (ScaleMode mode : kModes) {

@@ -119,6 +119,32 @@ HWY_NOINLINE void F16cEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_R
 }
 #endif
 
+#ifdef MXPACK_HAVE_RANGE_ENCODE
+// f32 -> kTo rn (RangeEncodeF32), 64 elements per step; large outputs that
+// start on a vector boundary are streamed as in F16cEncodeArray. The
+// encoder's result does not depend on MXCSR.
+template <Format kTo, bool kSatFinite, bool kRelu>
+HWY_NOINLINE void RangeEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                   size_t n) {
+  using Enc = RangeEncodeF32<kTo, kSatFinite, kRelu>;
+  const hn::Full512<uint32_t> du;
+  const auto codes = [](const uint8_t* src) {
+    return Enc::Encode64(_mm512_loadu_si512(src), _mm512_loadu_si512(src + 64),
+                         _mm512_loadu_si512(src + 128), _mm512_loadu_si512(src + 192));
+  };
+  if (n >= kStreamMinElements && reinterpret_cast<uintptr_t>(out) % 64 == 0) {
+    ForEachStep<4, 1, 4>(du, in, out, n, [&codes](const uint8_t* src, uint8_t* dst) {
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), codes(src));
+    });
+    hwy::FlushStream();
+    return;
+  }
+  ForEachStep<4, 1, 4>(du, in, out, n, [&codes](const uint8_t* src, uint8_t* dst) {
+    _mm512_storeu_si512(dst, codes(src));
+  });
+}
+#endif
+
 #ifdef MXPACK_HAVE_FP16_HALF_ENCODE
 // bf16 / f16 -> kTo rn satfinite with Fp16EncodeHalf (AVX512-FP16 CPUs only);
 // e4m3 (Encode64) 128 elements per step (two independent 64-element groups
@@ -294,11 +320,19 @@ void FastEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, 
   if constexpr (kSrc == internal::SrcKind::kF16 && kTo == Format::kBF16) {
     return F16ToBF16Array<kSatFinite, kRelu>(in, out, n);
   }
+  // f32 into RangeEncodeF32's formats and policies (AVX3_DL).
+#ifdef MXPACK_HAVE_RANGE_ENCODE
+  constexpr bool kF32Range =
+      kSrc == internal::SrcKind::kF32 && RangeEncodeF32<kTo, kSatFinite, kRelu>::kSupported;
+#else
+  constexpr bool kF32Range = false;
+#endif
+  (void)kF32Range;
 #ifdef MXPACK_HAVE_FP16_HALF_ENCODE
   // AVX512-FP16 CPUs: one f16 rounding (Fp16EncodeHalf) for every source
   // but f32 into RangeEncodeF32's formats (fewer operations; F16cEncodeArray).
   if constexpr (kSatFinite && Fp16EncodeHalf<kTo, kRelu, false>::kSupported &&
-                !EncodeStep4<kSrc, kTo, kSatFinite, kRelu>::kRange) {
+                !kF32Range) {
     if (internal::CpuHasAvx512Fp16()) {
       if constexpr (kSrc == internal::SrcKind::kF32) {
         const internal::ScopedFlushDenormals ftz;
@@ -313,6 +347,9 @@ void FastEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, 
   if constexpr (kSrc == internal::SrcKind::kF32 && kTo == Format::kBF16) {
     return F32ToBF16Array<Rounding::kRN, kSatFinite, kRelu>(in, out, nullptr, n);
   }
+#endif
+#ifdef MXPACK_HAVE_RANGE_ENCODE
+  if constexpr (kF32Range) return RangeEncodeArray<kTo, kSatFinite, kRelu>(in, out, n);
 #endif
 #ifdef MXPACK_HAVE_HALF16_ENCODE
   if constexpr (kSrc != internal::SrcKind::kF32 && internal::FastFormatOf(kTo).bits <= 8) {

@@ -165,6 +165,22 @@ TEST_P(ConvertTarget, StructuredF32SweepEveryPolicy) {
   }
 }
 
+TEST_P(ConvertTarget, StructuredF32SweepUnderCallerFtzDaz) {
+  // The f32 encoders set the MXCSR bits they depend on (directed roundings
+  // must see f32 subnormal inputs and produce tiny products), or use
+  // explicit rounding and integer lanes only. (No-op off x86.)
+  caller_ftz_daz_ = true;
+  const std::vector<uint32_t> sweep = testing::StructuredF32Sweep();
+  std::vector<uint8_t> in(sweep.size() * 4);
+  std::memcpy(in.data(), sweep.data(), in.size());
+  const std::vector<uint32_t> rb = Rbits(sweep.size(), 13);
+  for (Format dst : kDests) {
+    for (const EncodePolicy& p : testing::LegalPolicies(Format::kF32, dst)) {
+      Check(Format::kF32, dst, p, in, p.rounding == Rounding::kRS ? rb : std::vector<uint32_t>{});
+    }
+  }
+}
+
 TEST_P(ConvertTarget, LengthsAndUnalignedOffsets) {
   std::vector<uint8_t> pool(4 * 5 * 64 + 64);
   for (size_t i = 0; i < pool.size(); ++i) pool[i] = static_cast<uint8_t>(RandomBits(1, i));

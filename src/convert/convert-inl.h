@@ -230,20 +230,18 @@ HWY_NOINLINE void BF16ToF16Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RE
 #endif
 
 #ifdef MXPACK_HAVE_DIRECTED_ENCODE
-// f32 -> bf16 under kMode (Avx512F32ToBF16), 32 elements per step; rbits
+// f32 -> bf16 under kMode (Avx512F32ToBF16::Encode32), 32 elements per step; rbits
 // only for rs.
 template <Rounding kMode, bool kSatFinite, bool kRelu>
 HWY_NOINLINE void F32ToBF16Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
                                  const uint32_t* HWY_RESTRICT rbits, size_t n) {
   using Enc = Avx512F32ToBF16<kMode, kSatFinite, kRelu>;
-  const hn::Full512<uint32_t> du;
-  const auto step = [du](const uint8_t* src, const uint32_t* r, uint8_t* dst) {
-    const auto enc = [src, r](size_t k) {
-      const __m512i rv = kMode == Rounding::kRS ? _mm512_loadu_si512(r + 16 * k)
-                                                : _mm512_setzero_si512();
-      return hn::Vec512<uint32_t>{Enc::Encode(_mm512_loadu_si512(src + 64 * k), rv)};
+  const auto step = [](const uint8_t* src, const uint32_t* r, uint8_t* dst) {
+    const auto rv = [r](size_t k) {
+      return kMode == Rounding::kRS ? _mm512_loadu_si512(r + 16 * k) : _mm512_setzero_si512();
     };
-    StoreHalves2(du, enc(0), enc(1), dst);
+    _mm512_storeu_si512(dst, Enc::Encode32(_mm512_loadu_si512(src), _mm512_loadu_si512(src + 64),
+                                           rv(0), rv(1)));
   };
   size_t i = 0;
   for (; i + 32 <= n; i += 32) {

@@ -39,9 +39,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 //    have: every y past the overflow threshold (max + half an ulp, the tie
 //    included where max_code is odd) rounds to it, and Inf clamps to it.
 //    (vrangeps returns the other operand for a quiet NaN and a quiet NaN
-//    for a signaling one; NaN lanes are replaced below either way.) relu
-//    first replaces y by the signed-integer max(y, 0): negative values and
-//    -0 become +0 (NaN lanes are again replaced below).
+//    for a signaling one; NaN lanes are replaced below either way.)
 //  * c = +-max(2^(e + 23 - man), 2^(emin - man + 23)) * (1 + j * 2^-23)
 //    with a's sign, e the exponent of a: a's sign and exponent field (and),
 //    plus the exponent offset (integer add), then a vrangeps (imm 0x03: the
@@ -65,9 +63,10 @@ namespace hn = hwy::HWY_NAMESPACE;
 //    instead (byte 2: 0, a positive sign).
 //  * Two vpermt2b gather bytes 1 and 2 of 32 lanes each, two 128-bit lane
 //    shuffles split them into the 64 magnitudes and the 64 sign bytes, and
-//    one ternary-logic select merges the sign in.
-// 7 operations per 16 elements plus 5 per 64 (relu: one more per 16;
-// relu and unsigned formats skip the sign merge): about 17 per 32 elements
+//    one ternary-logic select merges the sign in. relu instead zeroes the
+//    bytes whose sign is set (one vpmovb2m and a zero-masked move per 64
+//    elements): negative values and -0 give code 0.
+// 7 operations per 16 elements plus 5 per 64: about 17 per 32 elements
 // (F16cEncodeF32: 23, Fp16EncodeHalf's f32 path: 21).
 // MXCSR: vaddps uses explicit rounding, and f32 subnormal inputs (flushed
 // by DAZ or not) encode to 0 either way (the sum is c exactly), so the
@@ -98,8 +97,6 @@ struct RangeEncodeF32 {
   static constexpr uint32_t kNanP = kT.nan_code << 8;  // byte 2: 0 (t = 256), a positive sign
   static_assert(!kSupported || kMan <= kT.bits - 1, "the sign bit lies in bits man..7");
   static_assert(!kSupported || kClampCode < 0x80, "code magnitudes fit byte 1 below the sign");
-  // Lanes that may carry a sign: signed formats without relu.
-  static constexpr bool kSigned = kT.has_sign && !kRelu;
 
   // vpermt2b indices: byte 1 of the 32 u32 lanes of two vectors, then byte 2.
   static HWY_INLINE __m512i MagSignIndex() {
@@ -183,13 +180,12 @@ struct RangeEncodeF32 {
                                  __m512i nan_p = _mm512_set1_epi32(kNanP)) {
     constexpr int kRn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
     const __m512 yf = _mm512_castsi512_ps(y);
-    const __m512 yr = kRelu ? _mm512_castsi512_ps(_mm512_max_epi32(y, _mm512_setzero_si512())) : yf;
     constexpr int kRangeMin = kT.has_sign ? 0x02 : 0x0A;  // smaller magnitude; sign: y's or +
     const __m512 a =
-        kClamp ? _mm512_range_ps(yr, _mm512_castsi512_ps(k.max), kRangeMin)
-               : (kT.has_sign ? yr
+        kClamp ? _mm512_range_ps(yf, _mm512_castsi512_ps(k.max), kRangeMin)
+               : (kT.has_sign ? yf
                               : _mm512_castsi512_ps(_mm512_and_si512(
-                                    _mm512_castps_si512(yr), _mm512_set1_epi32(0x7FFFFFFF))));
+                                    y, _mm512_set1_epi32(0x7FFFFFFF))));
     const __m512i e =
         _mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(static_cast<int>(0xFF800000u)));
     const __m512 c = _mm512_range_ps(_mm512_castsi512_ps(_mm512_add_epi32(e, k.offset)),
@@ -236,7 +232,12 @@ struct RangeEncodeF32 {
     if constexpr (!kClamp) {
       mag = _mm512_min_epu8(mag, _mm512_set1_epi8(static_cast<char>(kClampCode)));
     }
-    if constexpr (!kSigned) return mag;  // sgn is 0 in every lane
+    if constexpr (!kT.has_sign) return mag;  // sgn is 0 in every lane
+    if constexpr (kRelu) {
+      // Negative lanes and -0 (bit 7 of sgn is s) become code 0; NaN lanes
+      // have s = 0 in their form and keep their code.
+      return _mm512_maskz_mov_epi8(_knot_mask64(_mm512_movepi8_mask(sgn)), mag);
+    }
     // s is already at the code's sign bit (bits man..7 of sgn); select C ? B : A.
     const __m512i bit = _mm512_set1_epi8(static_cast<char>(1u << (kT.bits - 1)));
     return _mm512_ternarylogic_epi32(mag, sgn, bit, 0xD8);
@@ -258,6 +259,7 @@ struct RangeEncodeF32 {
                                         const Consts& k2 = Unscaled(),
                                         const Consts& k3 = Unscaled()) {
     static_assert(kTo == Format::kE2M1, "EncodeB4x16: e2m1 only");
+    static_assert(!kRelu, "EncodeB4x16: no relu");
     const __m512i w = _mm512_mask_set1_epi32(_mm512_set1_epi32(kWeights), 0x5555,
                                              static_cast<int>(kWeights << 4));
     const __m512i nan_p = _mm512_mask_set1_epi32(_mm512_set1_epi32(kNanP), 0x5555,

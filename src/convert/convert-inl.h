@@ -18,6 +18,7 @@
 #include "src/convert/decode_table.h"
 #include "src/format/codec-inl.h"
 #include "src/format/convert_params.h"
+#include "src/format/encode_cvtph-inl.h"
 #include "src/util/lanes-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -259,6 +260,37 @@ HWY_NOINLINE void F32ToBF16Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RE
 }
 #endif
 
+#ifdef MXPACK_HAVE_CVTPH_ENCODE
+// f32 -> kTo (f16: 32, narrow: 64 elements per step) with CvtphEncodeF32.
+// Call under internal::ScopedFlushDenormals.
+template <Format kTo, Rounding kMode, bool kSatFinite, bool kRelu>
+HWY_NOINLINE void CvtphEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                   size_t n) {
+  using Enc = CvtphEncodeF32<kTo, kMode, kSatFinite, kRelu>;
+  const hn::Full512<uint32_t> du;
+  const auto load = [](const uint8_t* p) { return _mm512_loadu_si512(p); };
+  if constexpr (Enc::kF16) {
+    ForEachStep<4, 2, 2>(du, in, out, n, [&load](const uint8_t* src, uint8_t* dst) {
+      _mm512_storeu_si512(dst, Enc::Encode32(load(src), load(src + 64)));
+    });
+  } else {
+#if HWY_TARGET == HWY_AVX3_DL
+    ForEachStep<4, 1, 4>(du, in, out, n, [&load](const uint8_t* src, uint8_t* dst) {
+      _mm512_storeu_si512(dst, Enc::Encode64(load(src), load(src + 64), load(src + 128),
+                                             load(src + 192)));
+    });
+#endif
+  }
+}
+
+// Whether CvtphEncodeArray serves f32 -> kTo under kMode on this target.
+template <Format kTo, Rounding kMode>
+constexpr bool UseCvtphEncode() {
+  return CvtphEncodeF32<kTo, kMode, true, false>::kSupported &&
+         (CvtphEncodeF32<kTo, kMode, true, false>::kF16 || HWY_TARGET == HWY_AVX3_DL);
+}
+#endif
+
 // kSrc elements at p as f32 bits in u32 lanes (exact): f16 through vcvtph2ps
 // where F16C exists (exact, keeps subnormals and NaN, ignores DAZ), else
 // WideSource's integer-lane widening.
@@ -348,6 +380,12 @@ void FastEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, 
 #endif
 #ifdef MXPACK_HAVE_RANGE_ENCODE
   if constexpr (kF32Range) return RangeEncodeArray<kTo, kSatFinite, kRelu>(in, out, n);
+#endif
+#ifdef MXPACK_HAVE_CVTPH_ENCODE
+  if constexpr (kSrc == internal::SrcKind::kF32 && kTo == Format::kF16) {
+    const internal::ScopedFlushDenormals ftz;
+    return CvtphEncodeArray<kTo, Rounding::kRN, kSatFinite, kRelu>(in, out, n);
+  }
 #endif
 #ifdef MXPACK_HAVE_HALF16_ENCODE
   if constexpr (kSrc != internal::SrcKind::kF32 && internal::FastFormatOf(kTo).bits <= 8) {
@@ -791,14 +829,20 @@ HWY_INLINE bool TryUE8M0Encode(const internal::ConvertParams& p, const uint8_t* 
 }
 
 #ifdef MXPACK_HAVE_DIRECTED_ENCODE
-// f32 -> kTo under rz / rm / rp (Avx512DirectedEncodeF32). Call under
-// internal::ScopedFlushDenormals(/*daz=*/false).
+// f32 -> kTo under rz / rm / rp (CvtphEncodeF32 where UseCvtphEncode, else
+// Avx512DirectedEncodeF32). Call under internal::ScopedFlushDenormals, with
+// DAZ off for Avx512DirectedEncodeF32.
 template <Format kTo, Rounding kMode, bool kSatFinite, bool kRelu>
 HWY_NOINLINE void DirectedEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
                                       size_t n) {
   if constexpr (kTo == Format::kBF16) {
     return F32ToBF16Array<kMode, kSatFinite, kRelu>(in, out, nullptr, n);
   }
+#ifdef MXPACK_HAVE_CVTPH_ENCODE
+  if constexpr (UseCvtphEncode<kTo, kMode>()) {
+    return CvtphEncodeArray<kTo, kMode, kSatFinite, kRelu>(in, out, n);
+  }
+#endif
   using Enc = Avx512DirectedEncodeF32<kTo, kMode, kSatFinite, kRelu>;
   const hn::Full512<uint32_t> du;
   const auto load = [](const uint8_t* p) { return hn::Vec512<uint32_t>{_mm512_loadu_si512(p)}; };
@@ -817,7 +861,14 @@ HWY_NOINLINE void DirectedEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* H
 template <Format kTo, Rounding kMode>
 HWY_INLINE bool TryDirectedEncodeMode(const internal::ConvertParams& p, const uint8_t* in,
                                       uint8_t* out, size_t n) {
-  const internal::ScopedFlushDenormals ftz(/*daz=*/false);
+  // CvtphEncodeF32 wants DAZ (no f32 subnormal reaches its FP instructions);
+  // Avx512DirectedEncodeF32 must see f32 subnormal inputs.
+#ifdef MXPACK_HAVE_CVTPH_ENCODE
+  constexpr bool kDaz = UseCvtphEncode<kTo, kMode>();
+#else
+  constexpr bool kDaz = false;
+#endif
+  const internal::ScopedFlushDenormals ftz(kDaz);
   if (p.satfinite) {
     if (!p.relu) return DirectedEncodeArray<kTo, kMode, true, false>(in, out, n), true;
     if constexpr (internal::HasFastEncode(kTo, true, true)) {

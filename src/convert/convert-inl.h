@@ -262,7 +262,7 @@ HWY_NOINLINE void F32ToBF16Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RE
 
 #ifdef MXPACK_HAVE_CVTPH_ENCODE
 // f32 -> kTo (f16: 32, narrow: 64 elements per step) with CvtphEncodeF32.
-// Call under internal::ScopedFlushDenormals.
+// Call under internal::ScopedFlushDenormals (DAZ off for rm and rp).
 template <Format kTo, Rounding kMode, bool kSatFinite, bool kRelu>
 HWY_NOINLINE void CvtphEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
                                    size_t n) {
@@ -831,7 +831,7 @@ HWY_INLINE bool TryUE8M0Encode(const internal::ConvertParams& p, const uint8_t* 
 #ifdef MXPACK_HAVE_DIRECTED_ENCODE
 // f32 -> kTo under rz / rm / rp (CvtphEncodeF32 where UseCvtphEncode, else
 // Avx512DirectedEncodeF32). Call under internal::ScopedFlushDenormals, with
-// DAZ off for Avx512DirectedEncodeF32.
+// DAZ off except for CvtphEncodeF32 under rz.
 template <Format kTo, Rounding kMode, bool kSatFinite, bool kRelu>
 HWY_NOINLINE void DirectedEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
                                       size_t n) {
@@ -861,10 +861,11 @@ HWY_NOINLINE void DirectedEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* H
 template <Format kTo, Rounding kMode>
 HWY_INLINE bool TryDirectedEncodeMode(const internal::ConvertParams& p, const uint8_t* in,
                                       uint8_t* out, size_t n) {
-  // CvtphEncodeF32 wants DAZ (no f32 subnormal reaches its FP instructions);
-  // Avx512DirectedEncodeF32 must see f32 subnormal inputs.
+  // DAZ on only for CvtphEncodeF32 under rz (f32 subnormal inputs give +-0
+  // either way, and DAZ keeps them out of the FP units); the other directed
+  // encoders must see f32 subnormal inputs.
 #ifdef MXPACK_HAVE_CVTPH_ENCODE
-  constexpr bool kDaz = UseCvtphEncode<kTo, kMode>();
+  constexpr bool kDaz = kMode == Rounding::kRZ && UseCvtphEncode<kTo, kMode>();
 #else
   constexpr bool kDaz = false;
 #endif

@@ -56,14 +56,16 @@ namespace hn = hwy::HWY_NAMESPACE;
 //    least max), NaN lanes (f16 magnitude above 0x7C00) get the canonical
 //    code, the sign is a masked add of the sign bit on lanes whose f16 is
 //    negative, and relu zeroes those lanes instead.
-//  * MXCSR: run under internal::ScopedFlushDenormals (FTZ and DAZ; results
-//    do not depend on it, and no f32 subnormal reaches an FP instruction
-//    as input or result, which would take a microcode assist). The values
-//    below the exact range (nonzero |x| < 2^(16 - bias - 127), far below
-//    the code's smallest subnormal) flush to +-0 on the way; their result
-//    is +-0, or the smallest subnormal with x's sign where the mode rounds
-//    away from zero, which one integer compare per lane (x - 1 below the
-//    bound, unsigned: 0 < x < bound; offset by the sign for rm) selects.
+//  * MXCSR: run under internal::ScopedFlushDenormals, with DAZ off for rm
+//    and rp (rn and rz send f32 subnormal inputs to +-0 either way). f32
+//    subnormal inputs are then read as they are (vcvtps2ph rounds them, so
+//    rp and rm send them to the smallest subnormal), and no f32 subnormal is
+//    ever a result, which would take a microcode assist: where the mode
+//    rounds away from zero, nonzero |x| below 2^(16 - bias - 127) (far
+//    below the code's smallest subnormal, where only zero or not matters)
+//    are first lifted to that bound (one vrangeps and one vfixupimmps,
+//    which keeps ±0 and NaN), so every product is zero or an f32 normal;
+//    rz lets FTZ flush them to the same ±0.
 //  * narrow nosat (e4m3, e5m2, ue4m3): a code above max_code becomes the
 //    overflow code (NaN or Inf) where the input is Inf or the rounding
 //    points away from zero (the f16 is then Inf or at least the code past
@@ -86,8 +88,7 @@ struct CvtphEncodeF32 {
       (((kT.max_code >> kMan) + 127u - static_cast<uint32_t>(kBias)) << 23) |
       ((kT.max_code & ((1u << kMan) - 1u)) << (23 - kMan));
   static constexpr float kScale = 1.0f / static_cast<float>(1u << (15 - kBias));
-  // Nonzero |x| below this flush to +-0 in the multiply (or, f16 and e5m2:
-  // are f32 subnormals, which DAZ reads as +-0).
+  // Nonzero |x| below this would give f32 subnormal products.
   static constexpr uint32_t kTinyBits = static_cast<uint32_t>(16 - kBias) << 23;
   static constexpr bool kAwayNonNeg = kMode == Rounding::kRP;
   static constexpr bool kAwayNeg = kT.has_sign && kMode == Rounding::kRM;
@@ -105,24 +106,20 @@ struct CvtphEncodeF32 {
     if constexpr (kF16 && kSatFinite) {
       v = _mm512_range_ps(v, _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int>(kMaxBits))),
                           0x02);
+    } else if constexpr (kBias != 15 && (kAwayNonNeg || kAwayNeg)) {
+      // Lift: the larger magnitude of x and 2^(16 - bias - 127), with x's
+      // sign (unsigned formats: cleared), then ±0 and NaN restored from x
+      // (vfixupimmps: zero, QNaN and SNaN inputs take x, other lanes keep
+      // the lifted value).
+      const __m512 lifted = _mm512_range_ps(
+          v, _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int>(kTinyBits))),
+          kT.has_sign ? 0x03 : 0x0B);
+      v = _mm512_fixupimm_ps(lifted, v, _mm512_set1_epi32(0x111), 0);
     } else if constexpr (!kT.has_sign) {
       v = _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32(0x7FFFFFFF)));
     }
     if constexpr (kBias != 15) v = _mm512_mul_ps(v, _mm512_set1_ps(kScale));
     return _mm512_cvt_roundps_ph(v, kRound);
-  }
-
-  // Lanes with 0 < |x| < kTinyBits that round away from zero (see above).
-  static HWY_INLINE __mmask16 TinyAway(__m512i x) {
-    const __m512i bound = _mm512_set1_epi32(static_cast<int>(kTinyBits - 1));
-    if constexpr (kAwayNonNeg) {
-      const __m512i v = kT.has_sign ? x : _mm512_and_si512(x, _mm512_set1_epi32(0x7FFFFFFF));
-      return _mm512_cmplt_epu32_mask(_mm512_sub_epi32(v, _mm512_set1_epi32(1)), bound);
-    } else if constexpr (kAwayNeg) {
-      return _mm512_cmplt_epu32_mask(_mm512_sub_epi32(x, _mm512_set1_epi32(INT32_MIN + 1)), bound);
-    } else {
-      return 0;
-    }
   }
 
   static HWY_INLINE __m512i Encode32(__m512i x0_in, __m512i x1_in) {
@@ -136,10 +133,6 @@ struct CvtphEncodeF32 {
       const __m512i x0 = kRelu ? _mm512_max_epi32(x0_in, _mm512_setzero_si512()) : x0_in;
       const __m512i x1 = kRelu ? _mm512_max_epi32(x1_in, _mm512_setzero_si512()) : x1_in;
       __m512i code = _mm512_inserti64x4(_mm512_castsi256_si512(Half(x0)), Half(x1), 1);
-      if constexpr (kAway) {
-        code = _mm512_mask_mov_epi16(code, _mm512_kunpackw(TinyAway(x1), TinyAway(x0)),
-                                     _mm512_set1_epi16(kAwayNonNeg ? 0x0001 : INT16_MIN + 1));
-      }
       return _mm512_mask_mov_epi16(code, nan, _mm512_set1_epi16(0x7FFF));
     } else {
       const __m512i h = _mm512_inserti64x4(_mm512_castsi256_si512(Half(x0_in)), Half(x1_in), 1);
@@ -159,10 +152,6 @@ struct CvtphEncodeF32 {
                                      _mm512_set1_epi16(static_cast<int16_t>((1 << kDrop) - 1)));
       }
       code = _mm512_srli_epi16(code, kDrop);
-      if constexpr (kAway) {
-        code = _mm512_mask_mov_epi16(code, _mm512_kunpackw(TinyAway(x1_in), TinyAway(x0_in)),
-                                     _mm512_set1_epi16(1));
-      }
       const __m512i max_code = _mm512_set1_epi16(static_cast<int16_t>(kT.max_code));
       if constexpr (kSatFinite) {
         // Every magnitude past max (Inf and NaN lanes too) becomes max.

@@ -288,8 +288,9 @@ struct Avx512F32ToBF16 {
 // E = 0 (subnormals) then gives 1 exactly above 2^-127 and 0 at or below it
 // (one masked clear). Under rp the largest codes are 255 (Inf, or a carry
 // out of 254) and 256 (NaN): satfinite lowers 255 to 254, then a min with
-// 255 leaves NaN 0xFF; under rz Inf and NaN have E = 255, and satfinite
-// sends Inf to 0xFE.
+// 255 leaves NaN 0xFF (f32: 255 and 256 are both lowered by one, and the
+// caller's saturating byte pack maps nosat's 256 to 0xFF); under rz Inf and
+// NaN have E = 255, and satfinite sends Inf to 0xFE.
 template <bool kBF16, bool kRP, bool kSatFinite>
 struct Avx512ToUE8M0 {
   static HWY_INLINE __m512i Encode(__m512i v) {
@@ -315,20 +316,25 @@ struct Avx512ToUE8M0 {
       }
     } else {
       const __m512i abs = _mm512_and_si512(v, _mm512_set1_epi32(0x7FFFFFFF));
-      __m512i code = _mm512_srli_epi32(abs, 23);
       if constexpr (kRP) {
-        code = _mm512_mask_add_epi32(code, _mm512_test_epi32_mask(v, _mm512_set1_epi32(0x7FFFFF)),
-                                     code, _mm512_set1_epi32(1));
-        code = _mm512_mask_mov_epi32(code,
-                                     _mm512_cmple_epu32_mask(abs, _mm512_set1_epi32(0x400000)),
-                                     _mm512_setzero_si512());
+        // (|x| + 0x7FFFFF) >> 23 is E plus one for a non-zero fraction (1
+        // for every non-zero subnormal), 0xFF for Inf and a carry out of
+        // 254, 0x100 for NaN. Subnormals at or below 2^-127 give 0;
+        // satfinite lowers 0xFF and 0x100 by one. Codes stay below 2^9:
+        // the caller's unsigned-saturating byte pack turns nosat's 0x100
+        // into NaN 0xFF.
+        __m512i code = _mm512_srli_epi32(_mm512_add_epi32(abs, _mm512_set1_epi32(0x7FFFFF)), 23);
+        code = _mm512_maskz_mov_epi32(_mm512_cmpgt_epu32_mask(abs, _mm512_set1_epi32(0x400000)),
+                                      code);
         if constexpr (kSatFinite) {
           code = _mm512_mask_sub_epi32(code,
-                                       _mm512_cmpeq_epi32_mask(code, _mm512_set1_epi32(0xFF)),
+                                       _mm512_cmpgt_epu32_mask(code, _mm512_set1_epi32(0xFE)),
                                        code, _mm512_set1_epi32(1));
         }
-        return _mm512_min_epu32(code, _mm512_set1_epi32(0xFF));
-      } else if constexpr (kSatFinite) {
+        return code;
+      }
+      __m512i code = _mm512_srli_epi32(abs, 23);
+      if constexpr (kSatFinite) {
         return _mm512_mask_mov_epi32(code,
                                      _mm512_cmpeq_epi32_mask(abs, _mm512_set1_epi32(0x7F800000)),
                                      _mm512_set1_epi32(0xFE));

@@ -27,7 +27,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 // kTo, {kMode, saturation, relu}) (docs/semantics.md section 1):
 //
 //   CvtphEncodeF32<kTo, kMode, kSatFinite, kRelu>::Encode32(x0, x1) -> __m512i
-//       (32 codes as u16 lanes, in order)
+//       (f16: 32 codes as u16 lanes, in order)
 //   CvtphEncodeF32<...>::Encode64(x0, x1, x2, x3) -> __m512i (64 u8 codes;
 //       narrow kTo, AVX3_DL)
 //
@@ -55,7 +55,8 @@ namespace hn = hwy::HWY_NAMESPACE;
 //    with max_code (every magnitude past max, Inf included, rounds to at
 //    least max), NaN lanes (f16 magnitude above 0x7C00) get the canonical
 //    code, the sign is a masked add of the sign bit on lanes whose f16 is
-//    negative, and relu zeroes those lanes instead.
+//    negative, and relu zeroes those lanes instead (these four on the 64
+//    bytes that one vpermt2b gathers from two vectors of u16 magnitudes).
 //  * MXCSR: run under internal::ScopedFlushDenormals, with DAZ off for rm
 //    and rp (rn and rz send f32 subnormal inputs to +-0 either way). f32
 //    subnormal inputs are then read as they are (vcvtps2ph rounds them, so
@@ -122,65 +123,62 @@ struct CvtphEncodeF32 {
     return _mm512_cvt_roundps_ph(v, kRound);
   }
 
+  // f16: the 32 codes of x0, x1 as u16 lanes, in order.
   static HWY_INLINE __m512i Encode32(__m512i x0_in, __m512i x1_in) {
-    static_assert(kSupported, "CvtphEncodeF32: unsupported destination or policy");
+    static_assert(kSupported && kF16, "Encode32: f16; narrow destinations use Encode64");
+    const auto nan_of = [](__m512i x) {
+      return _mm512_cmp_ps_mask(_mm512_castsi512_ps(x), _mm512_castsi512_ps(x), _CMP_UNORD_Q);
+    };
+    const __mmask32 nan = _mm512_kunpackw(nan_of(x1_in), nan_of(x0_in));
+    const __m512i x0 = kRelu ? _mm512_max_epi32(x0_in, _mm512_setzero_si512()) : x0_in;
+    const __m512i x1 = kRelu ? _mm512_max_epi32(x1_in, _mm512_setzero_si512()) : x1_in;
+    const __m512i code = _mm512_inserti64x4(_mm512_castsi256_si512(Half(x0)), Half(x1), 1);
+    return _mm512_mask_mov_epi16(code, nan, _mm512_set1_epi16(0x7FFF));
+  }
+
+  // Narrow: the code magnitudes of 32 lanes (u16, nosat already resolved;
+  // under satfinite possibly above max_code, and anything in NaN lanes),
+  // with the masks of negative (neg) and NaN (nan) lanes.
+  static HWY_INLINE __m512i Magnitudes32(__m512i x0, __m512i x1, __mmask32& neg,
+                                         __mmask32& nan) {
     constexpr bool kAway = kAwayNonNeg || kAwayNeg;
-    if constexpr (kF16) {
-      const auto nan_of = [](__m512i x) {
-        return _mm512_cmp_ps_mask(_mm512_castsi512_ps(x), _mm512_castsi512_ps(x), _CMP_UNORD_Q);
-      };
-      const __mmask32 nan = _mm512_kunpackw(nan_of(x1_in), nan_of(x0_in));
-      const __m512i x0 = kRelu ? _mm512_max_epi32(x0_in, _mm512_setzero_si512()) : x0_in;
-      const __m512i x1 = kRelu ? _mm512_max_epi32(x1_in, _mm512_setzero_si512()) : x1_in;
-      __m512i code = _mm512_inserti64x4(_mm512_castsi256_si512(Half(x0)), Half(x1), 1);
-      return _mm512_mask_mov_epi16(code, nan, _mm512_set1_epi16(0x7FFF));
-    } else {
-      const __m512i h = _mm512_inserti64x4(_mm512_castsi256_si512(Half(x0_in)), Half(x1_in), 1);
-      const __m512i mag = _mm512_and_si512(h, _mm512_set1_epi16(0x7FFF));
-      // NaN stays NaN through the multiply and vcvtps2ph.
-      const __mmask32 nan = _mm512_cmpgt_epu16_mask(mag, _mm512_set1_epi16(0x7C00));
-      const __mmask32 neg = kT.has_sign ? _mm512_movepi16_mask(h) : 0;
-      __mmask32 away = 0;
-      if constexpr (kAwayNonNeg) {
-        away = kT.has_sign ? _knot_mask32(neg) : ~__mmask32{0};
-      } else if constexpr (kAwayNeg) {
-        away = neg;
-      }
-      __m512i code = mag;
-      if constexpr (kAway) {
-        code = _mm512_mask_add_epi16(code, away, code,
-                                     _mm512_set1_epi16(static_cast<int16_t>((1 << kDrop) - 1)));
-      }
-      code = _mm512_srli_epi16(code, kDrop);
-      const __m512i max_code = _mm512_set1_epi16(static_cast<int16_t>(kT.max_code));
-      if constexpr (kSatFinite) {
-        // Every magnitude past max (Inf and NaN lanes too) becomes max.
-        code = _mm512_min_epu16(code, max_code);
-      } else {
-        const __mmask32 ovf = _mm512_cmpgt_epu16_mask(code, max_code);
-        const __mmask32 inf = _mm512_cmpeq_epi16_mask(mag, _mm512_set1_epi16(0x7C00));
-        code = _mm512_min_epu16(code, max_code);
-        code = _mm512_mask_mov_epi16(code, ovf & (inf | away),
-                                     _mm512_set1_epi16(static_cast<int16_t>(kT.overflow_code)));
-      }
-      if constexpr (kRelu) {
-        code = _mm512_maskz_mov_epi16(_knot_mask32(neg), code);  // negative and -0: 0
-      } else if constexpr (kT.has_sign) {
-        code = _mm512_mask_add_epi16(code, neg, code,
-                                     _mm512_set1_epi16(static_cast<int16_t>(1 << (kT.bits - 1))));
-      }
-      (void)neg;
-      (void)away;
-      return _mm512_mask_mov_epi16(code, nan,
-                                   _mm512_set1_epi16(static_cast<int16_t>(kT.nan_code)));
+    const __m512i h = _mm512_inserti64x4(_mm512_castsi256_si512(Half(x0)), Half(x1), 1);
+    const __m512i mag = _mm512_and_si512(h, _mm512_set1_epi16(0x7FFF));
+    // NaN stays NaN through the multiply and vcvtps2ph.
+    nan = _mm512_cmpgt_epu16_mask(mag, _mm512_set1_epi16(0x7C00));
+    neg = kT.has_sign ? _mm512_movepi16_mask(h) : 0;
+    __mmask32 away = 0;
+    if constexpr (kAwayNonNeg) {
+      away = kT.has_sign ? _knot_mask32(neg) : ~__mmask32{0};
+    } else if constexpr (kAwayNeg) {
+      away = neg;
     }
+    __m512i code = mag;
+    if constexpr (kAway) {
+      code = _mm512_mask_add_epi16(code, away, code,
+                                   _mm512_set1_epi16(static_cast<int16_t>((1 << kDrop) - 1)));
+    }
+    // At most 0xF8 (Inf) outside NaN lanes.
+    code = _mm512_srli_epi16(code, kDrop);
+    if constexpr (!kSatFinite) {
+      const __m512i max_code = _mm512_set1_epi16(static_cast<int16_t>(kT.max_code));
+      const __mmask32 ovf = _mm512_cmpgt_epu16_mask(code, max_code);
+      const __mmask32 inf = _mm512_cmpeq_epi16_mask(mag, _mm512_set1_epi16(0x7C00));
+      code = _mm512_min_epu16(code, max_code);
+      code = _mm512_mask_mov_epi16(code, ovf & (inf | away),
+                                   _mm512_set1_epi16(static_cast<int16_t>(kT.overflow_code)));
+    }
+    (void)away;
+    return code;
   }
 
 #if HWY_TARGET == HWY_AVX3_DL
   // The 64 codes of x0..x3 as u8 lanes: one vpermt2b takes the low byte of
-  // each u16 code of two Encode32 results.
+  // each u16 magnitude of two Magnitudes32 results; satfinite (an unsigned
+  // byte min), the sign (a masked add of the sign bit), relu (a zero-masked
+  // move) and NaN (a masked move) then work on the 64 bytes.
   static HWY_INLINE __m512i Encode64(__m512i x0, __m512i x1, __m512i x2, __m512i x3) {
-    static_assert(kNarrow, "Encode64: narrow destinations");
+    static_assert(kSupported && kNarrow, "Encode64: narrow destinations");
     struct Table {
       alignas(64) uint8_t v[64];
     };
@@ -189,8 +187,22 @@ struct CvtphEncodeF32 {
       for (int i = 0; i < 64; ++i) t.v[i] = static_cast<uint8_t>(2 * i);
       return t;
     }();
-    return _mm512_permutex2var_epi8(Encode32(x0, x1), _mm512_load_si512(kEven.v),
-                                    Encode32(x2, x3));
+    __mmask32 neg0, nan0, neg1, nan1;
+    const __m512i m0 = Magnitudes32(x0, x1, neg0, nan0);
+    const __m512i m1 = Magnitudes32(x2, x3, neg1, nan1);
+    __m512i code = _mm512_permutex2var_epi8(m0, _mm512_load_si512(kEven.v), m1);
+    if constexpr (kSatFinite) {
+      // Every magnitude past max (Inf included) becomes max.
+      code = _mm512_min_epu8(code, _mm512_set1_epi8(static_cast<char>(kT.max_code)));
+    }
+    if constexpr (kRelu) {
+      code = _mm512_maskz_mov_epi8(_knot_mask64(_mm512_kunpackd(neg1, neg0)), code);
+    } else if constexpr (kT.has_sign) {
+      code = _mm512_mask_add_epi8(code, _mm512_kunpackd(neg1, neg0), code,
+                                  _mm512_set1_epi8(static_cast<char>(1u << (kT.bits - 1))));
+    }
+    return _mm512_mask_mov_epi8(code, _mm512_kunpackd(nan1, nan0),
+                                _mm512_set1_epi8(static_cast<char>(kT.nan_code)));
   }
 #endif
 };

@@ -18,6 +18,7 @@
 #include "src/convert/decode_table.h"
 #include "src/format/codec-inl.h"
 #include "src/format/convert_params.h"
+#include "src/format/encode_cvtph-inl.h"
 #include "src/util/lanes-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -119,6 +120,32 @@ HWY_NOINLINE void F16cEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_R
 }
 #endif
 
+#ifdef MXPACK_HAVE_RANGE_ENCODE
+// f32 -> kTo rn (RangeEncodeF32), 64 elements per step; large outputs that
+// start on a vector boundary are streamed as in F16cEncodeArray. The
+// encoder's result does not depend on MXCSR.
+template <Format kTo, bool kSatFinite, bool kRelu>
+HWY_NOINLINE void RangeEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                   size_t n) {
+  using Enc = RangeEncodeF32<kTo, kSatFinite, kRelu>;
+  const hn::Full512<uint32_t> du;
+  const auto codes = [](const uint8_t* src) {
+    return Enc::Encode64(_mm512_loadu_si512(src), _mm512_loadu_si512(src + 64),
+                         _mm512_loadu_si512(src + 128), _mm512_loadu_si512(src + 192));
+  };
+  if (n >= kStreamMinElements && reinterpret_cast<uintptr_t>(out) % 64 == 0) {
+    ForEachStep<4, 1, 4>(du, in, out, n, [&codes](const uint8_t* src, uint8_t* dst) {
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), codes(src));
+    });
+    hwy::FlushStream();
+    return;
+  }
+  ForEachStep<4, 1, 4>(du, in, out, n, [&codes](const uint8_t* src, uint8_t* dst) {
+    _mm512_storeu_si512(dst, codes(src));
+  });
+}
+#endif
+
 #ifdef MXPACK_HAVE_FP16_HALF_ENCODE
 // bf16 / f16 -> kTo rn satfinite with Fp16EncodeHalf (AVX512-FP16 CPUs only);
 // e4m3 (Encode64) 128 elements per step (two independent 64-element groups
@@ -204,20 +231,18 @@ HWY_NOINLINE void BF16ToF16Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RE
 #endif
 
 #ifdef MXPACK_HAVE_DIRECTED_ENCODE
-// f32 -> bf16 under kMode (Avx512F32ToBF16), 32 elements per step; rbits
+// f32 -> bf16 under kMode (Avx512F32ToBF16::Encode32), 32 elements per step; rbits
 // only for rs.
 template <Rounding kMode, bool kSatFinite, bool kRelu>
 HWY_NOINLINE void F32ToBF16Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
                                  const uint32_t* HWY_RESTRICT rbits, size_t n) {
   using Enc = Avx512F32ToBF16<kMode, kSatFinite, kRelu>;
-  const hn::Full512<uint32_t> du;
-  const auto step = [du](const uint8_t* src, const uint32_t* r, uint8_t* dst) {
-    const auto enc = [src, r](size_t k) {
-      const __m512i rv = kMode == Rounding::kRS ? _mm512_loadu_si512(r + 16 * k)
-                                                : _mm512_setzero_si512();
-      return hn::Vec512<uint32_t>{Enc::Encode(_mm512_loadu_si512(src + 64 * k), rv)};
+  const auto step = [](const uint8_t* src, const uint32_t* r, uint8_t* dst) {
+    const auto rv = [r](size_t k) {
+      return kMode == Rounding::kRS ? _mm512_loadu_si512(r + 16 * k) : _mm512_setzero_si512();
     };
-    StoreHalves2(du, enc(0), enc(1), dst);
+    _mm512_storeu_si512(dst, Enc::Encode32(_mm512_loadu_si512(src), _mm512_loadu_si512(src + 64),
+                                           rv(0), rv(1)));
   };
   size_t i = 0;
   for (; i + 32 <= n; i += 32) {
@@ -232,6 +257,37 @@ HWY_NOINLINE void F32ToBF16Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RE
   if (kMode == Rounding::kRS) std::memcpy(r_buf, rbits + i, rest * 4);
   step(in_buf, r_buf, out_buf);
   std::memcpy(out + 2 * i, out_buf, rest * 2);
+}
+#endif
+
+#ifdef MXPACK_HAVE_CVTPH_ENCODE
+// f32 -> kTo (f16: 32, narrow: 64 elements per step) with CvtphEncodeF32.
+// Call under internal::ScopedFlushDenormals (DAZ off for rm and rp).
+template <Format kTo, Rounding kMode, bool kSatFinite, bool kRelu>
+HWY_NOINLINE void CvtphEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                   size_t n) {
+  using Enc = CvtphEncodeF32<kTo, kMode, kSatFinite, kRelu>;
+  const hn::Full512<uint32_t> du;
+  const auto load = [](const uint8_t* p) { return _mm512_loadu_si512(p); };
+  if constexpr (Enc::kF16) {
+    ForEachStep<4, 2, 2>(du, in, out, n, [&load](const uint8_t* src, uint8_t* dst) {
+      _mm512_storeu_si512(dst, Enc::Encode32(load(src), load(src + 64)));
+    });
+  } else {
+#if HWY_TARGET == HWY_AVX3_DL
+    ForEachStep<4, 1, 4>(du, in, out, n, [&load](const uint8_t* src, uint8_t* dst) {
+      _mm512_storeu_si512(dst, Enc::Encode64(load(src), load(src + 64), load(src + 128),
+                                             load(src + 192)));
+    });
+#endif
+  }
+}
+
+// Whether CvtphEncodeArray serves f32 -> kTo under kMode on this target.
+template <Format kTo, Rounding kMode>
+constexpr bool UseCvtphEncode() {
+  return CvtphEncodeF32<kTo, kMode, true, false>::kSupported &&
+         (CvtphEncodeF32<kTo, kMode, true, false>::kF16 || HWY_TARGET == HWY_AVX3_DL);
 }
 #endif
 
@@ -294,11 +350,19 @@ void FastEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, 
   if constexpr (kSrc == internal::SrcKind::kF16 && kTo == Format::kBF16) {
     return F16ToBF16Array<kSatFinite, kRelu>(in, out, n);
   }
+  // f32 into RangeEncodeF32's formats and policies (AVX3_DL).
+#ifdef MXPACK_HAVE_RANGE_ENCODE
+  constexpr bool kF32Range =
+      kSrc == internal::SrcKind::kF32 && RangeEncodeF32<kTo, kSatFinite, kRelu>::kSupported;
+#else
+  constexpr bool kF32Range = false;
+#endif
+  (void)kF32Range;
 #ifdef MXPACK_HAVE_FP16_HALF_ENCODE
   // AVX512-FP16 CPUs: one f16 rounding (Fp16EncodeHalf) for every source
   // but f32 into RangeEncodeF32's formats (fewer operations; F16cEncodeArray).
   if constexpr (kSatFinite && Fp16EncodeHalf<kTo, kRelu, false>::kSupported &&
-                !EncodeStep4<kSrc, kTo, kSatFinite, kRelu>::kRange) {
+                !kF32Range) {
     if (internal::CpuHasAvx512Fp16()) {
       if constexpr (kSrc == internal::SrcKind::kF32) {
         const internal::ScopedFlushDenormals ftz;
@@ -312,6 +376,15 @@ void FastEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, 
 #ifdef MXPACK_HAVE_DIRECTED_ENCODE
   if constexpr (kSrc == internal::SrcKind::kF32 && kTo == Format::kBF16) {
     return F32ToBF16Array<Rounding::kRN, kSatFinite, kRelu>(in, out, nullptr, n);
+  }
+#endif
+#ifdef MXPACK_HAVE_RANGE_ENCODE
+  if constexpr (kF32Range) return RangeEncodeArray<kTo, kSatFinite, kRelu>(in, out, n);
+#endif
+#ifdef MXPACK_HAVE_CVTPH_ENCODE
+  if constexpr (kSrc == internal::SrcKind::kF32 && kTo == Format::kF16) {
+    const internal::ScopedFlushDenormals ftz;
+    return CvtphEncodeArray<kTo, Rounding::kRN, kSatFinite, kRelu>(in, out, n);
   }
 #endif
 #ifdef MXPACK_HAVE_HALF16_ENCODE
@@ -756,14 +829,20 @@ HWY_INLINE bool TryUE8M0Encode(const internal::ConvertParams& p, const uint8_t* 
 }
 
 #ifdef MXPACK_HAVE_DIRECTED_ENCODE
-// f32 -> kTo under rz / rm / rp (Avx512DirectedEncodeF32). Call under
-// internal::ScopedFlushDenormals(/*daz=*/false).
+// f32 -> kTo under rz / rm / rp (CvtphEncodeF32 where UseCvtphEncode, else
+// Avx512DirectedEncodeF32). Call under internal::ScopedFlushDenormals, with
+// DAZ off except for CvtphEncodeF32 under rz.
 template <Format kTo, Rounding kMode, bool kSatFinite, bool kRelu>
 HWY_NOINLINE void DirectedEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
                                       size_t n) {
   if constexpr (kTo == Format::kBF16) {
     return F32ToBF16Array<kMode, kSatFinite, kRelu>(in, out, nullptr, n);
   }
+#ifdef MXPACK_HAVE_CVTPH_ENCODE
+  if constexpr (UseCvtphEncode<kTo, kMode>()) {
+    return CvtphEncodeArray<kTo, kMode, kSatFinite, kRelu>(in, out, n);
+  }
+#endif
   using Enc = Avx512DirectedEncodeF32<kTo, kMode, kSatFinite, kRelu>;
   const hn::Full512<uint32_t> du;
   const auto load = [](const uint8_t* p) { return hn::Vec512<uint32_t>{_mm512_loadu_si512(p)}; };
@@ -782,7 +861,15 @@ HWY_NOINLINE void DirectedEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* H
 template <Format kTo, Rounding kMode>
 HWY_INLINE bool TryDirectedEncodeMode(const internal::ConvertParams& p, const uint8_t* in,
                                       uint8_t* out, size_t n) {
-  const internal::ScopedFlushDenormals ftz(/*daz=*/false);
+  // DAZ on only for CvtphEncodeF32 under rz (f32 subnormal inputs give +-0
+  // either way, and DAZ keeps them out of the FP units); the other directed
+  // encoders must see f32 subnormal inputs.
+#ifdef MXPACK_HAVE_CVTPH_ENCODE
+  constexpr bool kDaz = kMode == Rounding::kRZ && UseCvtphEncode<kTo, kMode>();
+#else
+  constexpr bool kDaz = false;
+#endif
+  const internal::ScopedFlushDenormals ftz(kDaz);
   if (p.satfinite) {
     if (!p.relu) return DirectedEncodeArray<kTo, kMode, true, false>(in, out, n), true;
     if constexpr (internal::HasFastEncode(kTo, true, true)) {

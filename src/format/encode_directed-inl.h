@@ -202,58 +202,80 @@ struct Avx512StochasticEncodeF32 {
 };
 
 // f32 -> bf16 under any rounding mode, on the signed bits (bf16's grid is
-// f32's, subnormals included, so every mode is one integer step on x):
+// f32's, subnormals included, so every mode is one integer step on x),
+// 32 elements at a time:
 //
-//   Avx512F32ToBF16<kMode, kSatFinite, kRelu>::Encode(x, r) -> __m512i (bf16 bits)
+//   Avx512F32ToBF16<kMode, kSatFinite, kRelu>::Encode32(x0, x1, r0, r1) -> __m512i
 //
 //   rn: (x + 0x7FFF + bit 16 of x) >> 16     rz: x >> 16
 //   rp / rm: x >> 16, plus 1 where a low bit is set and the sign points away
 //   rs: (x + (r & 0xFFFF)) >> 16
 // The sign rides along in bit 31 (the magnitude stays below 2^31 for every
-// non-NaN input: at most Inf plus 0xFFFF). satfinite first replaces
-// magnitudes above max finite (Inf included) by max finite 0x7F7F0000 with
-// x's sign, which every mode keeps; nosat needs no step (a finite input
-// reaches Inf 0x7F80 only by rounding away from zero, as the scalar
+// non-NaN input: at most Inf plus 0xFFFF). nosat needs no step (a finite
+// input reaches Inf 0x7F80 only by rounding away from zero, as the scalar
 // reference's overflow rule says). NaN lanes give 0x7FFF.
 template <Rounding kMode, bool kSatFinite, bool kRelu>
 struct Avx512F32ToBF16 {
-  static HWY_INLINE __m512i Encode(__m512i x_in, __m512i r) {
-    const __m512i abs = _mm512_and_si512(x_in, _mm512_set1_epi32(0x7FFFFFFF));
-    // relu: negative lanes (and -0) become +0 as signed integers, which
-    // every mode encodes as 0 (NaN lanes are restored from abs below).
-    const __m512i x = kRelu ? _mm512_max_epi32(x_in, _mm512_setzero_si512()) : x_in;
-    __m512i xc = x;
-    if constexpr (kSatFinite && kRelu) {
-      xc = _mm512_min_epu32(x, _mm512_set1_epi32(0x7F7F0000));
-    } else if constexpr (kSatFinite) {
-      // (x & 0x80000000) | 0x7F7F0000 where |x| > max finite.
-      xc = _mm512_mask_ternarylogic_epi32(
-          x, _mm512_cmpgt_epu32_mask(abs, _mm512_set1_epi32(0x7F7F0000)),
-          _mm512_set1_epi32(INT32_MIN), _mm512_set1_epi32(0x7F7F0000), 0xEA);
-    }
-    __m512i code;
-    if constexpr (kMode == Rounding::kRN) {
-      __m512i t = _mm512_add_epi32(xc, _mm512_set1_epi32(0x7FFF));
-      t = _mm512_mask_add_epi32(t, _mm512_test_epi32_mask(xc, _mm512_set1_epi32(0x10000)), t,
-                                _mm512_set1_epi32(1));
-      code = _mm512_srli_epi32(t, 16);
-    } else if constexpr (kMode == Rounding::kRS) {
-      code = _mm512_srli_epi32(
-          _mm512_add_epi32(xc, _mm512_and_si512(r, _mm512_set1_epi32(0xFFFF))), 16);
-    } else {
-      code = _mm512_srli_epi32(xc, 16);
-      if constexpr (kMode != Rounding::kRZ) {
+  // The 32 bf16 codes of x0, x1 (rbits r0, r1 for rs), in order, as u16
+  // lanes. Each lane rounds on the unclamped signed bits (rn: + 0x7FFF +
+  // bit 16; rs: + the low 16 random bits; rp / rm: one masked +1 after the
+  // gather where the sign points away and a low bit is set), then one
+  // vpermt2w gathers the high halves of both vectors. A non-NaN lane's
+  // magnitude reaches at most Inf 0x7F80 (0x7F7FFFFF + 0xFFFF), so
+  // satfinite is one masked -1 on codes whose magnitude is 0x7F80 (Inf and
+  // every overflow become max finite 0x7F7F, the sign kept). NaN lanes
+  // (an unordered compare of the input) give 0x7FFF; relu first takes the
+  // signed-integer max with 0 (negative values and -0 become +0).
+  static HWY_INLINE __m512i Encode32(__m512i x0_in, __m512i x1_in, __m512i r0, __m512i r1) {
+    const auto nan_of = [](__m512i x) {
+      return _mm512_cmp_ps_mask(_mm512_castsi512_ps(x), _mm512_castsi512_ps(x), _CMP_UNORD_Q);
+    };
+    const __mmask32 nan = _mm512_kunpackw(nan_of(x1_in), nan_of(x0_in));
+    const __m512i x0 = kRelu ? _mm512_max_epi32(x0_in, _mm512_setzero_si512()) : x0_in;
+    const __m512i x1 = kRelu ? _mm512_max_epi32(x1_in, _mm512_setzero_si512()) : x1_in;
+    const auto round = [](__m512i x, __m512i r) {
+      if constexpr (kMode == Rounding::kRN) {
+        const __m512i t = _mm512_add_epi32(x, _mm512_set1_epi32(0x7FFF));
+        return _mm512_mask_add_epi32(t, _mm512_test_epi32_mask(x, _mm512_set1_epi32(0x10000)), t,
+                                     _mm512_set1_epi32(1));
+      } else if constexpr (kMode == Rounding::kRS) {
+        return _mm512_add_epi32(x, _mm512_and_si512(r, _mm512_set1_epi32(0xFFFF)));
+      } else {
+        (void)r;
+        return x;
+      }
+    };
+    // The high halves of x0's lanes, then of x1's, in order.
+    __m512i code = _mm512_permutex2var_epi16(round(x0, r0), HighHalvesIndex(), round(x1, r1));
+    if constexpr (kMode == Rounding::kRP || kMode == Rounding::kRM) {
+      const auto up = [](__m512i x) {
         const __mmask16 away = kMode == Rounding::kRP
                                    ? _mm512_cmpge_epi32_mask(x, _mm512_setzero_si512())
                                    : _mm512_movepi32_mask(x);
-        code = _mm512_mask_add_epi32(
-            code, _mm512_mask_test_epi32_mask(away, xc, _mm512_set1_epi32(0xFFFF)), code,
-            _mm512_set1_epi32(1));
-      }
+        return _mm512_mask_test_epi32_mask(away, x, _mm512_set1_epi32(0xFFFF));
+      };
+      code = _mm512_mask_add_epi16(code, _mm512_kunpackw(up(x1), up(x0)), code,
+                                   _mm512_set1_epi16(1));
     }
-    return _mm512_mask_mov_epi32(code,
-                                 _mm512_cmpgt_epu32_mask(abs, _mm512_set1_epi32(0x7F800000)),
-                                 _mm512_set1_epi32(0x7FFF));
+    if constexpr (kSatFinite) {
+      const __mmask32 inf = _mm512_cmpeq_epi16_mask(
+          _mm512_and_si512(code, _mm512_set1_epi16(0x7FFF)), _mm512_set1_epi16(0x7F80));
+      code = _mm512_mask_sub_epi16(code, inf, code, _mm512_set1_epi16(1));
+    }
+    return _mm512_mask_mov_epi16(code, nan, _mm512_set1_epi16(0x7FFF));
+  }
+
+  // vpermt2w indices: u16 2i + 1 of the concatenation (x0, x1), i = 0..31.
+  static HWY_INLINE __m512i HighHalvesIndex() {
+    struct Table {
+      alignas(64) uint16_t v[32];
+    };
+    static constexpr Table kTable = [] {
+      Table t{};
+      for (int i = 0; i < 32; ++i) t.v[i] = static_cast<uint16_t>(2 * i + 1);
+      return t;
+    }();
+    return _mm512_load_si512(kTable.v);
   }
 };
 
@@ -266,8 +288,9 @@ struct Avx512F32ToBF16 {
 // E = 0 (subnormals) then gives 1 exactly above 2^-127 and 0 at or below it
 // (one masked clear). Under rp the largest codes are 255 (Inf, or a carry
 // out of 254) and 256 (NaN): satfinite lowers 255 to 254, then a min with
-// 255 leaves NaN 0xFF; under rz Inf and NaN have E = 255, and satfinite
-// sends Inf to 0xFE.
+// 255 leaves NaN 0xFF (f32: 255 and 256 are both lowered by one, and the
+// caller's saturating byte pack maps nosat's 256 to 0xFF); under rz Inf and
+// NaN have E = 255, and satfinite sends Inf to 0xFE.
 template <bool kBF16, bool kRP, bool kSatFinite>
 struct Avx512ToUE8M0 {
   static HWY_INLINE __m512i Encode(__m512i v) {
@@ -293,20 +316,25 @@ struct Avx512ToUE8M0 {
       }
     } else {
       const __m512i abs = _mm512_and_si512(v, _mm512_set1_epi32(0x7FFFFFFF));
-      __m512i code = _mm512_srli_epi32(abs, 23);
       if constexpr (kRP) {
-        code = _mm512_mask_add_epi32(code, _mm512_test_epi32_mask(v, _mm512_set1_epi32(0x7FFFFF)),
-                                     code, _mm512_set1_epi32(1));
-        code = _mm512_mask_mov_epi32(code,
-                                     _mm512_cmple_epu32_mask(abs, _mm512_set1_epi32(0x400000)),
-                                     _mm512_setzero_si512());
+        // (|x| + 0x7FFFFF) >> 23 is E plus one for a non-zero fraction (1
+        // for every non-zero subnormal), 0xFF for Inf and a carry out of
+        // 254, 0x100 for NaN. Subnormals at or below 2^-127 give 0;
+        // satfinite lowers 0xFF and 0x100 by one. Codes stay below 2^9:
+        // the caller's unsigned-saturating byte pack turns nosat's 0x100
+        // into NaN 0xFF.
+        __m512i code = _mm512_srli_epi32(_mm512_add_epi32(abs, _mm512_set1_epi32(0x7FFFFF)), 23);
+        code = _mm512_maskz_mov_epi32(_mm512_cmpgt_epu32_mask(abs, _mm512_set1_epi32(0x400000)),
+                                      code);
         if constexpr (kSatFinite) {
           code = _mm512_mask_sub_epi32(code,
-                                       _mm512_cmpeq_epi32_mask(code, _mm512_set1_epi32(0xFF)),
+                                       _mm512_cmpgt_epu32_mask(code, _mm512_set1_epi32(0xFE)),
                                        code, _mm512_set1_epi32(1));
         }
-        return _mm512_min_epu32(code, _mm512_set1_epi32(0xFF));
-      } else if constexpr (kSatFinite) {
+        return code;
+      }
+      __m512i code = _mm512_srli_epi32(abs, 23);
+      if constexpr (kSatFinite) {
         return _mm512_mask_mov_epi32(code,
                                      _mm512_cmpeq_epi32_mask(abs, _mm512_set1_epi32(0x7F800000)),
                                      _mm512_set1_epi32(0xFE));

@@ -21,20 +21,25 @@ namespace hn = hwy::HWY_NAMESPACE;
 #undef MXPACK_HAVE_RANGE_ENCODE  // per target: this header is re-included
 #if HWY_TARGET == HWY_AVX3_DL
 #define MXPACK_HAVE_RANGE_ENCODE 1
-// f32 -> signed narrow codes, rn satfinite, 64 elements at a time in f32
-// arithmetic with AVX-512 DQ (vrangeps) and VBMI (vpermt2b); AVX3_DL only:
+// f32 -> narrow codes under rn, 64 elements at a time in f32 arithmetic
+// with AVX-512 DQ (vrangeps) and VBMI (vpermt2b); AVX3_DL only:
 //
-//   RangeEncodeF32<kTo>::Encode64(y0, y1, y2, y3) -> __m512i
+//   RangeEncodeF32<kTo, kSatFinite, kRelu>::Encode64(y0, y1, y2, y3) -> __m512i
 //
-// kSupported: e2m1, e2m3, e3m2, e4m3, e5m2 (relu and the unsigned formats
-// keep the other encoders). Returns the 64 codes of the f32 bits y0..y3,
-// in order, as u8 lanes, bit-identical to scalar::Convert(kF32, kTo, rn
-// satfinite) for every input. Method, per element:
-//  * a = y clamped to [-max, max] (max: the largest finite code's value):
-//    one vrangeps (imm 0x02: the smaller magnitude, with y's sign).
-//    Satfinite is then automatic: rounding never passes max. (vrangeps
-//    returns the other operand for a quiet NaN and a quiet NaN for a
-//    signaling one; NaN lanes are replaced below either way.)
+// kSupported: e2m1, e2m3, e3m2, e4m3, e5m2 and ue4m3, every legal
+// saturation and relu. Returns the 64 codes of the f32 bits y0..y3, in
+// order, as u8 lanes, bit-identical to scalar::Convert(kF32, kTo, {rn,
+// saturation, relu}) for every input. Method, per element:
+//  * a = y clamped to [-L, L]: one vrangeps (imm 0x02: the smaller
+//    magnitude, with y's sign; unsigned formats imm 0x0A, which also clears
+//    the sign: they encode |y|). Under satfinite L is max, the largest
+//    finite code's value, and satfinite is then automatic: rounding never
+//    passes max. Under nosat (e4m3, e5m2, ue4m3, whose overflow code, NaN
+//    or Inf, is max_code + 1) L is the value the code max_code + 1 would
+//    have: every y past the overflow threshold (max + half an ulp, the tie
+//    included where max_code is odd) rounds to it, and Inf clamps to it.
+//    (vrangeps returns the other operand for a quiet NaN and a quiet NaN
+//    for a signaling one; NaN lanes are replaced below either way.)
 //  * c = +-max(2^(e + 23 - man), 2^(emin - man + 23)) * (1 + j * 2^-23)
 //    with a's sign, e the exponent of a: a's sign and exponent field (and),
 //    plus the exponent offset (integer add), then a vrangeps (imm 0x03: the
@@ -58,22 +63,28 @@ namespace hn = hwy::HWY_NAMESPACE;
 //    instead (byte 2: 0, a positive sign).
 //  * Two vpermt2b gather bytes 1 and 2 of 32 lanes each, two 128-bit lane
 //    shuffles split them into the 64 magnitudes and the 64 sign bytes, and
-//    one ternary-logic select merges the sign in.
+//    one ternary-logic select merges the sign in. relu instead zeroes the
+//    bytes whose sign is set (one vpmovb2m and a zero-masked move per 64
+//    elements): negative values and -0 give code 0.
 // 7 operations per 16 elements plus 5 per 64: about 17 per 32 elements
 // (F16cEncodeF32: 23, Fp16EncodeHalf's f32 path: 21).
 // MXCSR: vaddps uses explicit rounding, and f32 subnormal inputs (flushed
 // by DAZ or not) encode to 0 either way (the sum is c exactly), so the
 // result does not depend on the caller's environment.
-template <Format kTo>
+template <Format kTo, bool kSatFinite = true, bool kRelu = false>
 struct RangeEncodeF32 {
   static constexpr internal::FastFormat kT = internal::FastFormatOf(kTo);
   static constexpr bool kSupported =
-      kT.has_sign && kT.bits <= 8 && kT.man_bits >= 1 && kT.man_bits <= 3;
+      kT.bits <= 8 && kT.man_bits >= 1 && kT.man_bits <= 3 && kTo != Format::kUE8M0 &&
+      internal::HasFastEncode(kTo, kSatFinite, kRelu) &&
+      (kSatFinite || kT.overflow_code == kT.max_code + 1);
   static constexpr int kMan = kT.man_bits;
-  // f32 bits of the largest finite code's value.
+  // The clamp code: max finite (satfinite) or the overflow code (nosat).
+  static constexpr uint32_t kClampCode = kSatFinite ? kT.max_code : kT.max_code + 1;
+  // f32 bits of the clamp code's value.
   static constexpr uint32_t kMaxBits =
-      ((((kT.max_code >> kMan) - kT.bias + 127) << 23) |
-       ((kT.max_code & ((1u << kMan) - 1)) << (23 - kMan)));
+      ((((kClampCode >> kMan) - kT.bias + 127) << 23) |
+       ((kClampCode & ((1u << kMan) - 1)) << (23 - kMan)));
   static constexpr uint32_t kEMin = 151 - kT.bias - kMan;  // field of 2^(emin - man + 23)
   // j + E_min << man = 2^16 (t = 256): byte 2 of the pmaddwd form is then
   // -s << man (mod 256), s in each of its bits man..7.
@@ -85,6 +96,7 @@ struct RangeEncodeF32 {
   static constexpr uint32_t kWeights = ((1u << (kMan + 1)) << 16) | 256u;
   static constexpr uint32_t kNanP = kT.nan_code << 8;  // byte 2: 0 (t = 256), a positive sign
   static_assert(!kSupported || kMan <= kT.bits - 1, "the sign bit lies in bits man..7");
+  static_assert(!kSupported || kClampCode < 0x80, "code magnitudes fit byte 1 below the sign");
 
   // vpermt2b indices: byte 1 of the 32 u32 lanes of two vectors, then byte 2.
   // kUnpacked: the two vectors hold 32 consecutive elements in the order of
@@ -177,7 +189,12 @@ struct RangeEncodeF32 {
                                  __m512i nan_p = _mm512_set1_epi32(kNanP)) {
     constexpr int kRn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
     const __m512 yf = _mm512_castsi512_ps(y);
-    const __m512 a = kClamp ? _mm512_range_ps(yf, _mm512_castsi512_ps(k.max), 0x02) : yf;
+    constexpr int kRangeMin = kT.has_sign ? 0x02 : 0x0A;  // smaller magnitude; sign: y's or +
+    const __m512 a =
+        kClamp ? _mm512_range_ps(yf, _mm512_castsi512_ps(k.max), kRangeMin)
+               : (kT.has_sign ? yf
+                              : _mm512_castsi512_ps(_mm512_and_si512(
+                                    y, _mm512_set1_epi32(0x7FFFFFFF))));
     const __m512i e =
         _mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(static_cast<int>(0xFF800000u)));
     const __m512 c = _mm512_range_ps(_mm512_castsi512_ps(_mm512_add_epi32(e, k.offset)),
@@ -224,7 +241,13 @@ struct RangeEncodeF32 {
     GatherMagSign<kUnpacked>(Form<kNanFree, kClamp>(y0, k0), Form<kNanFree, kClamp>(y1, k1),
                   Form<kNanFree, kClamp>(y2, k2), Form<kNanFree, kClamp>(y3, k3), mag, sgn);
     if constexpr (!kClamp) {
-      mag = _mm512_min_epu8(mag, _mm512_set1_epi8(static_cast<char>(kT.max_code)));
+      mag = _mm512_min_epu8(mag, _mm512_set1_epi8(static_cast<char>(kClampCode)));
+    }
+    if constexpr (!kT.has_sign) return mag;  // sgn is 0 in every lane
+    if constexpr (kRelu) {
+      // Negative lanes and -0 (bit 7 of sgn is s) become code 0; NaN lanes
+      // have s = 0 in their form and keep their code.
+      return _mm512_maskz_mov_epi8(_knot_mask64(_mm512_movepi8_mask(sgn)), mag);
     }
     // s is already at the code's sign bit (bits man..7 of sgn); select C ? B : A.
     const __m512i bit = _mm512_set1_epi8(static_cast<char>(1u << (kT.bits - 1)));
@@ -248,6 +271,7 @@ struct RangeEncodeF32 {
                                         const Consts& k2 = Unscaled(),
                                         const Consts& k3 = Unscaled()) {
     static_assert(kTo == Format::kE2M1, "EncodeB4x16: e2m1 only");
+    static_assert(!kRelu, "EncodeB4x16: no relu");
     const __m512i w = _mm512_mask_set1_epi32(_mm512_set1_epi32(kWeights), 0x5555,
                                              static_cast<int>(kWeights << 4));
     const __m512i nan_p = _mm512_mask_set1_epi32(_mm512_set1_epi32(kNanP), 0x5555,

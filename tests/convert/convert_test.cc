@@ -5,6 +5,7 @@
 // checked too.
 #include "mxpack/convert.h"
 
+#include <algorithm>
 #include <cstring>
 #include <iterator>
 #include <string>
@@ -165,6 +166,82 @@ TEST_P(ConvertTarget, StructuredF32SweepEveryPolicy) {
   }
 }
 
+TEST_P(ConvertTarget, StructuredF32SweepUnderCallerFtzDaz) {
+  // The f32 encoders set the MXCSR bits they depend on (directed roundings
+  // must see f32 subnormal inputs and produce tiny products), or use
+  // explicit rounding and integer lanes only. (No-op off x86.)
+  caller_ftz_daz_ = true;
+  const std::vector<uint32_t> sweep = testing::StructuredF32Sweep();
+  std::vector<uint8_t> in(sweep.size() * 4);
+  std::memcpy(in.data(), sweep.data(), in.size());
+  const std::vector<uint32_t> rb = Rbits(sweep.size(), 13);
+  for (Format dst : kDests) {
+    for (const EncodePolicy& p : testing::LegalPolicies(Format::kF32, dst)) {
+      Check(Format::kF32, dst, p, in, p.rounding == Rounding::kRS ? rb : std::vector<uint32_t>{});
+    }
+  }
+}
+
+// f32 inputs at and around every code value of each destination (each
+// value, its f32 neighbours, the midpoints to the next code and their
+// neighbours, both signs) plus zeros, f32 subnormals, the overflow
+// thresholds, Inf and NaN, under every legal policy, at a length whose tail
+// is a partial step.
+TEST_P(ConvertTarget, F32EdgeValuesEveryPolicy) {
+  for (Format dst : kDests) {
+    std::vector<uint32_t> v = {0x00000000u, 0x00000001u, 0x00400000u, 0x00400001u,
+                               0x007FFFFFu, 0x00800000u, 0x7F7FFFFFu, 0x7F800000u,
+                               0x7F800001u, 0x7FC00000u, 0x7FFFFFFFu};
+    if (dst != Format::kF16 && dst != Format::kBF16) {
+      std::vector<uint8_t> codes;
+      const uint32_t ncodes = dst == Format::kUE4M3 ? 128 : 1u << Traits(dst).bits;
+      for (uint32_t c = 0; c < ncodes; ++c) codes.push_back(static_cast<uint8_t>(c));
+      std::vector<uint8_t> f(4 * codes.size());
+      ASSERT_TRUE(scalar::ConvertArray(dst, Format::kF32, {}, codes, absl::MakeSpan(f)).ok());
+      std::vector<uint32_t> vals(codes.size());
+      std::memcpy(vals.data(), f.data(), f.size());
+      std::vector<float> mags;
+      for (uint32_t b : vals) {
+        if ((b & 0x7FFFFFFFu) < 0x7F800000u) {
+          float x;
+          const uint32_t m = b & 0x7FFFFFFFu;
+          std::memcpy(&x, &m, 4);
+          mags.push_back(x);
+        }
+      }
+      std::sort(mags.begin(), mags.end());
+      mags.erase(std::unique(mags.begin(), mags.end()), mags.end());
+      // One step past max finite, as the next binade's step would be.
+      mags.push_back(mags.back() + (mags.back() - mags[mags.size() - 2]));
+      for (size_t k = 0; k < mags.size(); ++k) {
+        const float mids[2] = {mags[k], k + 1 < mags.size() ? (mags[k] + mags[k + 1]) / 2 : mags[k]};
+        for (float m : mids) {
+          uint32_t b;
+          std::memcpy(&b, &m, 4);
+          for (uint32_t d : {b - 1, b, b + 1}) v.push_back(d);
+        }
+      }
+    } else {
+      // f16: max finite 65504, the overflow tie 65520, the smallest
+      // subnormal 2^-24 and its half; bf16: max finite and its tie.
+      for (uint32_t b : {0x477FE000u, 0x477FF000u, 0x33800000u, 0x33000000u, 0x7F7F0000u,
+                         0x7F7F8000u, 0x387FC000u, 0x38800000u}) {
+        for (uint32_t d : {b - 1, b, b + 1}) v.push_back(d);
+      }
+    }
+    const size_t n = v.size();
+    for (size_t i = 0; i < n; ++i) v.push_back(v[i] ^ 0x80000000u);
+    v.push_back(0x7FA00000u);  // signaling NaN
+    v.push_back(0xFFA00000u);
+    std::vector<uint8_t> in(4 * v.size());
+    std::memcpy(in.data(), v.data(), in.size());
+    const std::vector<uint32_t> rb = Rbits(v.size(), 17);
+    for (const EncodePolicy& p : testing::LegalPolicies(Format::kF32, dst)) {
+      Check(Format::kF32, dst, p, in, p.rounding == Rounding::kRS ? rb : std::vector<uint32_t>{});
+    }
+  }
+}
+
 TEST_P(ConvertTarget, LengthsAndUnalignedOffsets) {
   std::vector<uint8_t> pool(4 * 5 * 64 + 64);
   for (size_t i = 0; i < pool.size(); ++i) pool[i] = static_cast<uint8_t>(RandomBits(1, i));
@@ -185,6 +262,17 @@ TEST_P(ConvertTarget, LengthsAndUnalignedOffsets) {
       EncodePolicy rz;
       rz.rounding = Rounding::kRZ;
       Check(Format::kF32, Format::kE2M1, rz, in);
+      // The f32 kernels of each mode and policy through their tails.
+      for (Rounding mode : {Rounding::kRN, Rounding::kRZ, Rounding::kRM, Rounding::kRP}) {
+        EncodePolicy q;
+        q.rounding = mode;
+        Check(Format::kF32, Format::kE4M3, q, in);
+        Check(Format::kF32, Format::kF16, q, in);
+        q.saturation = Saturation::kNoSat;
+        Check(Format::kF32, Format::kE4M3, q, in);
+        q.relu = true;
+        Check(Format::kF32, Format::kE4M3, q, in);
+      }
       // Unaligned destination: write into a buffer at an odd offset.
       std::vector<uint8_t> want(n + 1), got(n + 1, 0x5A);
       ASSERT_TRUE(scalar::ConvertArray(Format::kF32, Format::kE5M2, {}, in,
@@ -228,6 +316,17 @@ TEST_P(ConvertTarget, LargeOutputsAlignedAndNot) {
         EXPECT_EQ(out[-1], 0xA5) << "wrote before the output";
       }
     }
+  }
+  // The range encoder's nosat and relu forms stream too.
+  EncodePolicy nosat, relu;
+  nosat.saturation = Saturation::kNoSat;
+  relu.relu = true;
+  for (const EncodePolicy& p : {nosat, relu}) {
+    ASSERT_TRUE(scalar::ConvertArray(Format::kF32, Format::kE4M3, p, in32, absl::MakeSpan(want)).ok());
+    ASSERT_TRUE(
+        ConvertArray(Format::kF32, Format::kE4M3, p, in32, absl::MakeSpan(aligned, n), {}, impl())
+            .ok());
+    EXPECT_TRUE(std::equal(want.begin(), want.end(), aligned)) << PolicyToString(p);
   }
 }
 

@@ -257,9 +257,29 @@ HWY_INLINE hn::Vec<DU> LoadAsF32(DU du, const uint8_t* p) {
 //   bf16 = (x + 0x7FFF + bit 16 of x) >> 16   (ties to even; no overflow:
 // f16 max 65504 = 0x477FE000), and only Inf (satfinite: max finite), NaN
 // (canonical 0x7FFF) and relu need lane selects (docs/semantics.md section 1).
+#ifdef MXPACK_HAVE_F16_TO_BF16_ENCODE
+// f16 -> bf16 (Avx512F16ToBF16, AVX512-BF16 CPUs), 64 elements per step.
+template <bool kSatFinite, bool kRelu>
+MXPACK_BF16_TARGET HWY_NOINLINE void Avx512F16ToBF16Array(const uint8_t* HWY_RESTRICT in,
+                                                          uint8_t* HWY_RESTRICT out, size_t n) {
+  using Enc = Avx512F16ToBF16<kSatFinite, kRelu>;
+  const hn::Full512<uint16_t> d16;
+  ForEachStep<2, 2, 2>(d16, in, out, n, [](const uint8_t* src, uint8_t* dst) MXPACK_BF16_TARGET {
+    const auto half = [src](size_t k) {
+      return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 32 * k));
+    };
+    _mm512_storeu_si512(dst, Enc::Encode32(half(0), half(1)));
+    _mm512_storeu_si512(dst + 64, Enc::Encode32(half(2), half(3)));
+  });
+}
+#endif
+
 template <bool kSatFinite, bool kRelu>
 HWY_NOINLINE void F16ToBF16Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
                                  size_t n) {
+#ifdef MXPACK_HAVE_F16_TO_BF16_ENCODE
+  if (internal::CpuHasAvx512Bf16()) return Avx512F16ToBF16Array<kSatFinite, kRelu>(in, out, n);
+#endif
   const hn::ScalableTag<uint32_t> du;
   const hn::RebindToSigned<decltype(du)> di;
   const size_t N = hn::Lanes(du);

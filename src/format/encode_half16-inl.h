@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "hwy/highway.h"
+#include "src/format/avx512bf16_target.h"
 #include "src/format/convert_params.h"
 #include "src/format/encode_rn-inl.h"
 
@@ -22,6 +23,7 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 #undef MXPACK_HAVE_HALF16_ENCODE  // per target: this header is re-included
+#undef MXPACK_HAVE_F16_TO_BF16_ENCODE
 #if HWY_ARCH_X86 && (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL)
 #define MXPACK_HAVE_HALF16_ENCODE 1
 // bf16 / f16 (kSrc) -> kTo (at most 8 bits) under rn, 64 elements per call:
@@ -188,6 +190,40 @@ struct Avx512BF16ToF16 {
         code, _mm512_cmpgt_epu16_mask(abs, _mm512_set1_epi16(0x7F80)), _mm512_set1_epi16(0x7FFF));
   }
 };
+
+#if MXPACK_BF16_INTRIN
+#define MXPACK_HAVE_F16_TO_BF16_ENCODE 1
+// f16 -> bf16 under rn, 32 elements in u16 lanes, on CPUs with AVX512-BF16
+// (internal::CpuHasAvx512Bf16; docs/semantics.md section 1):
+//
+//   Avx512F16ToBF16<kSatFinite, kRelu>::Encode32(lo, hi) -> __m512i (bf16 bits)
+//
+// lo and hi hold 16 f16 each. vcvtph2ps widens exactly (every f16, subnormals
+// included, is a normal f32 or zero) and vcvtne2ps2bf16 rounds once to
+// nearest even; its input flush touches no f16 image and no f16 rounds to a
+// bf16 subnormal. Lane fix-ups on the f16 bits: Inf -> max finite under
+// satfinite (0x7F80 - 1 keeps the sign), relu zeroes negative non-NaN lanes,
+// NaN -> canonical 0x7FFF.
+template <bool kSatFinite, bool kRelu>
+struct Avx512F16ToBF16 {
+  static MXPACK_BF16_TARGET HWY_INLINE __m512i Encode32(__m256i lo, __m256i hi) {
+    const __m512i r = reinterpret_cast<__m512i>(
+        _mm512_cvtne2ps_pbh(_mm512_cvtph_ps(hi), _mm512_cvtph_ps(lo)));
+    const __m512i h = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+    const __m512i abs = _mm512_and_si512(h, _mm512_set1_epi16(0x7FFF));
+    const __mmask32 is_nan = _mm512_cmpgt_epu16_mask(abs, _mm512_set1_epi16(0x7C00));
+    __m512i code = r;
+    if constexpr (kSatFinite) {
+      code = _mm512_mask_sub_epi16(code, _mm512_cmpeq_epi16_mask(abs, _mm512_set1_epi16(0x7C00)),
+                                   code, _mm512_set1_epi16(1));
+    }
+    if constexpr (kRelu) {
+      code = _mm512_maskz_mov_epi16(~_mm512_movepi16_mask(h) | is_nan, code);
+    }
+    return _mm512_mask_mov_epi16(code, is_nan, _mm512_set1_epi16(0x7FFF));
+  }
+};
+#endif  // MXPACK_BF16_INTRIN
 
 #if HWY_TARGET == HWY_AVX3_DL
 // f16 -> ue8m0 under rz (floor to a power of two) or rp (ceiling), 32

@@ -313,9 +313,29 @@ HWY_INLINE hn::Vec<DU> LoadAsF32(DU du, const uint8_t* p) {
 //   bf16 = (x + 0x7FFF + bit 16 of x) >> 16   (ties to even; no overflow:
 // f16 max 65504 = 0x477FE000), and only Inf (satfinite: max finite), NaN
 // (canonical 0x7FFF) and relu need lane selects (docs/semantics.md section 1).
+#ifdef MXPACK_HAVE_F16_TO_BF16_ENCODE
+// f16 -> bf16 (Avx512F16ToBF16, AVX512-BF16 CPUs), 64 elements per step.
+template <bool kSatFinite, bool kRelu>
+MXPACK_BF16_TARGET HWY_NOINLINE void Avx512F16ToBF16Array(const uint8_t* HWY_RESTRICT in,
+                                                          uint8_t* HWY_RESTRICT out, size_t n) {
+  using Enc = Avx512F16ToBF16<kSatFinite, kRelu>;
+  const hn::Full512<uint16_t> d16;
+  ForEachStep<2, 2, 2>(d16, in, out, n, [](const uint8_t* src, uint8_t* dst) MXPACK_BF16_TARGET {
+    const auto half = [src](size_t k) {
+      return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 32 * k));
+    };
+    _mm512_storeu_si512(dst, Enc::Encode32(half(0), half(1)));
+    _mm512_storeu_si512(dst + 64, Enc::Encode32(half(2), half(3)));
+  });
+}
+#endif
+
 template <bool kSatFinite, bool kRelu>
 HWY_NOINLINE void F16ToBF16Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
                                  size_t n) {
+#ifdef MXPACK_HAVE_F16_TO_BF16_ENCODE
+  if (internal::CpuHasAvx512Bf16()) return Avx512F16ToBF16Array<kSatFinite, kRelu>(in, out, n);
+#endif
   const hn::ScalableTag<uint32_t> du;
   const hn::RebindToSigned<decltype(du)> di;
   const size_t N = hn::Lanes(du);
@@ -730,14 +750,17 @@ HWY_NOINLINE void BF16ToUE8M0Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_
 }
 #endif
 
-#if HWY_TARGET == HWY_AVX3_DL
+#ifdef MXPACK_HAVE_HALF16_ENCODE
+// f16 -> ue8m0 (Avx512F16ToUE8M0), 64 elements per step; the saturating pack
+// of StoreBytes2U16 maps the rp NaN code 0x100 to 0xFF.
 template <bool kRP, bool kSatFinite>
 HWY_NOINLINE void F16ToUE8M0Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
                                   size_t n) {
   using Enc = Avx512F16ToUE8M0<kRP, kSatFinite>;
   const hn::Full512<uint16_t> d16;
-  ForEachStep<2, 1, 2>(d16, in, out, n, [](const uint8_t* src, uint8_t* dst) {
-    _mm512_storeu_si512(dst, Enc::Encode64(_mm512_loadu_si512(src), _mm512_loadu_si512(src + 64)));
+  ForEachStep<2, 1, 2>(d16, in, out, n, [d16](const uint8_t* src, uint8_t* dst) {
+    StoreBytes2U16(d16, hn::Vec512<uint16_t>{Enc::Encode32(_mm512_loadu_si512(src))},
+                   hn::Vec512<uint16_t>{Enc::Encode32(_mm512_loadu_si512(src + 64))}, dst);
   });
 }
 #endif
@@ -785,7 +808,7 @@ HWY_INLINE bool TryUE8M0Encode(const internal::ConvertParams& p, const uint8_t* 
     return false;
   }
 #endif
-#if HWY_TARGET == HWY_AVX3_DL
+#ifdef MXPACK_HAVE_HALF16_ENCODE
   if constexpr (kSrc == internal::SrcKind::kF16) {
     if (p.rounding == Rounding::kRP) {
       p.satfinite ? F16ToUE8M0Array<true, true>(in, out, n)

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "hwy/highway.h"
+#include "src/format/avx512bf16_target.h"
 #include "src/format/convert_params.h"
 #include "src/format/encode_rn-inl.h"
 
@@ -22,6 +23,7 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 #undef MXPACK_HAVE_HALF16_ENCODE  // per target: this header is re-included
+#undef MXPACK_HAVE_F16_TO_BF16_ENCODE
 #if HWY_ARCH_X86 && (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL)
 #define MXPACK_HAVE_HALF16_ENCODE 1
 // bf16 / f16 (kSrc) -> kTo (at most 8 bits) under rn, 64 elements per call:
@@ -50,7 +52,10 @@ namespace hn = hwy::HWY_NAMESPACE;
 //    bit 8 merges the subnormal lanes (a masked shift), the sign bit (15 for
 //    8-bit codes) then comes from h with one ternary-logic op, and the final gather of
 //    the high bytes restores element order (AVX3_DL: one vpermt2b per 64).
-//  * NaN lanes (|h| above Inf) take nan_code, relu zeroes negative lanes.
+//  * NaN lanes (|h| above Inf) take nan_code through the clamp: a masked min
+//    whose other lanes get pre = nan_code << K (plus a marker at the sign
+//    bit, which the sign merge turns into a clear sign); relu zeroes
+//    negative lanes that are not NaN.
 template <internal::SrcKind kSrc, Format kTo, bool kSatFinite, bool kRelu>
 struct Avx512EncodeHalf16 {
   static_assert(kSrc == internal::SrcKind::kBF16 || kSrc == internal::SrcKind::kF16,
@@ -67,6 +72,10 @@ struct Avx512EncodeHalf16 {
       ((1u << (kK - 1)) - 1u) - (static_cast<uint32_t>(kSrcBias - kT.bias) << kM));
   static constexpr uint16_t kPreClamp =
       static_cast<uint16_t>((F32::kClamp << kK) | ((1u << kK) - 1u));
+  // pre of a NaN lane: the code byte nan_code, plus (signed, no relu) a
+  // marker at the sign bit that the sign merge turns into a clear sign.
+  static constexpr uint16_t kNanPre = static_cast<uint16_t>(
+      (kT.nan_code | (kT.has_sign && !kRelu ? 1u << (kT.bits - 1) : 0u)) << kK);
   static constexpr uint16_t kMinNormal = static_cast<uint16_t>((kEmin + kSrcBias) << kM);
   static constexpr uint16_t kInf = kBF16 ? 0x7F80 : 0x7C00;
   static constexpr bool kNeedsSubnormalPath = kSrcBias != kT.bias;
@@ -81,7 +90,11 @@ struct Avx512EncodeHalf16 {
     pre = _mm512_mask_add_epi16(
         pre, _mm512_test_epi16_mask(abs, _mm512_set1_epi16(static_cast<int16_t>(1u << kK))), pre,
         _mm512_set1_epi16(1));
-    pre = _mm512_min_epu16(pre, _mm512_set1_epi16(static_cast<int16_t>(kPreClamp)));
+    // Saturation clamp; NaN lanes (|h| above Inf) take kNanPre instead.
+    const __mmask32 not_nan =
+        _mm512_cmple_epu16_mask(abs, _mm512_set1_epi16(static_cast<int16_t>(kInf)));
+    pre = _mm512_mask_min_epu16(_mm512_set1_epi16(static_cast<int16_t>(kNanPre)), not_nan, pre,
+                                _mm512_set1_epi16(static_cast<int16_t>(kPreClamp)));
     __m512i code;
     if constexpr (kNeedsSubnormalPath) {
       // u32 lane j holds elements 2j (low half) and 2j+1 (high half).
@@ -113,16 +126,17 @@ struct Avx512EncodeHalf16 {
       code = kK <= 8 ? _mm512_slli_epi16(pre, 8 - kK) : _mm512_srli_epi16(pre, kK - 8);
     }
     if constexpr (kRelu) {
-      code = _mm512_mask_mov_epi16(code, _mm512_movepi16_mask(h), _mm512_setzero_si512());
+      return _mm512_mask_mov_epi16(code, _mm512_movepi16_mask(h) & not_nan,
+                                   _mm512_setzero_si512());
     } else if constexpr (kT.has_sign) {
-      // code | (sign at bit 7 + bits): the bit is clear in code.
+      // At the sign bit (7 + bits): ~code & s, so the NaN marker there
+      // clears the sign; elsewhere code.
       const __m512i s = kT.bits == 8 ? h : _mm512_srli_epi16(h, 8 - kT.bits);
-      code = _mm512_ternarylogic_epi32(
-          code, s, _mm512_set1_epi16(static_cast<int16_t>(1u << (7 + kT.bits))), 0xF8);
+      return _mm512_ternarylogic_epi32(
+          code, s, _mm512_set1_epi16(static_cast<int16_t>(1u << (7 + kT.bits))), 0x58);
+    } else {
+      return code;
     }
-    return _mm512_mask_mov_epi16(
-        code, _mm512_cmpgt_epu16_mask(abs, _mm512_set1_epi16(static_cast<int16_t>(kInf))),
-        _mm512_set1_epi16(static_cast<int16_t>(kT.nan_code << 8)));
   }
 
   static HWY_INLINE __m512i Encode64(__m512i a, __m512i b) {
@@ -189,83 +203,76 @@ struct Avx512BF16ToF16 {
   }
 };
 
-#if HWY_TARGET == HWY_AVX3_DL
+#if MXPACK_BF16_INTRIN
+#define MXPACK_HAVE_F16_TO_BF16_ENCODE 1
+// f16 -> bf16 under rn, 32 elements in u16 lanes, on CPUs with AVX512-BF16
+// (internal::CpuHasAvx512Bf16; docs/semantics.md section 1):
+//
+//   Avx512F16ToBF16<kSatFinite, kRelu>::Encode32(lo, hi) -> __m512i (bf16 bits)
+//
+// lo and hi hold 16 f16 each. vcvtph2ps widens exactly (every f16, subnormals
+// included, is a normal f32 or zero) and vcvtne2ps2bf16 rounds once to
+// nearest even; its input flush touches no f16 image and no f16 rounds to a
+// bf16 subnormal. Lane fix-ups on the f16 bits: Inf -> max finite under
+// satfinite (0x7F80 - 1 keeps the sign), relu zeroes negative non-NaN lanes,
+// NaN -> canonical 0x7FFF.
+template <bool kSatFinite, bool kRelu>
+struct Avx512F16ToBF16 {
+  static MXPACK_BF16_TARGET HWY_INLINE __m512i Encode32(__m256i lo, __m256i hi) {
+    const __m512i r = reinterpret_cast<__m512i>(
+        _mm512_cvtne2ps_pbh(_mm512_cvtph_ps(hi), _mm512_cvtph_ps(lo)));
+    const __m512i h = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+    const __m512i abs = _mm512_and_si512(h, _mm512_set1_epi16(0x7FFF));
+    const __mmask32 is_nan = _mm512_cmpgt_epu16_mask(abs, _mm512_set1_epi16(0x7C00));
+    __m512i code = r;
+    if constexpr (kSatFinite) {
+      code = _mm512_mask_sub_epi16(code, _mm512_cmpeq_epi16_mask(abs, _mm512_set1_epi16(0x7C00)),
+                                   code, _mm512_set1_epi16(1));
+    }
+    if constexpr (kRelu) {
+      code = _mm512_maskz_mov_epi16(~_mm512_movepi16_mask(h) | is_nan, code);
+    }
+    return _mm512_mask_mov_epi16(code, is_nan, _mm512_set1_epi16(0x7FFF));
+  }
+};
+#endif  // MXPACK_BF16_INTRIN
+
 // f16 -> ue8m0 under rz (floor to a power of two) or rp (ceiling), 32
-// elements in u16 lanes (docs/semantics.md section 1; the sign is ignored):
+// elements (docs/semantics.md section 1; the sign is ignored):
 //
-//   Avx512F16ToUE8M0<kRP, kSatFinite>::Encode32(h) -> __m512i (code in the low byte)
+//   Avx512F16ToUE8M0<kRP, kSatFinite>::Encode32(h) -> __m512i (code in u16 lanes)
 //
-// Normals: exponent field + 112, plus 1 under rp when the fraction is not
-// zero (65504 rounds up to 2^16, code 143: no overflow). Subnormals m * 2^-24
-// (m = 1..1023): 103 + floor or ceil of log2(m), from one vpermi2b over a
-// 128-entry table: m itself below 64, else 64 + m / 16 (rz: floor; rp:
-// ceiling, at most 63), since for m >= 64 log2(m) = 4 + log2(m / 16) and
-// floor / ceiling commute with the integer division / ceiling division.
-// Zero gives 0x00; Inf 0xFE (satfinite) or 0xFF; NaN 0xFF.
+// vcvtph2ps widens |h| exactly (f16 subnormals become normal f32), so the
+// code is the f32 exponent field, bits 30..23 of g = bits + c with c = 0
+// (rz) or 0x7FE000 (rp: the fraction of an f16 image is zero or at least
+// 2^13, so the add carries into the exponent exactly when it is not zero).
+// The high halves w = g >> 16 of both f32 vectors are gathered into u16 lanes
+// and the code is w >> 7. Zero gives 0. Inf gives 0xFF; under satfinite w is
+// first clamped to 0x7F7F (code 0xFE): rp by a signed min, since NaN lanes
+// carried into bit 31 (w >= 0x8000, code >= 0x100, which the saturating
+// byte pack of the caller turns into 0xFF); rz by a masked move on the Inf
+// lanes (NaN lanes keep w >= 0x7F80, code 0xFF).
 template <bool kRP, bool kSatFinite>
 struct Avx512F16ToUE8M0 {
   static HWY_INLINE __m512i Encode32(__m512i h) {
     const __m512i abs = _mm512_and_si512(h, _mm512_set1_epi16(0x7FFF));
-    __m512i code = _mm512_add_epi16(_mm512_srli_epi16(abs, 10), _mm512_set1_epi16(112));
-    const __m512i m = _mm512_and_si512(h, _mm512_set1_epi16(0x3FF));
-    if constexpr (kRP) {
-      code = _mm512_mask_add_epi16(code, _mm512_test_epi16_mask(h, _mm512_set1_epi16(0x3FF)),
-                                   code, _mm512_set1_epi16(1));
+    const auto g = [](__m256i half) {
+      const __m512i f = _mm512_castps_si512(_mm512_cvtph_ps(half));
+      return hn::Vec512<uint16_t>{kRP ? _mm512_add_epi32(f, _mm512_set1_epi32(0x7FE000)) : f};
+    };
+    const hn::Full512<uint16_t> d16;
+    __m512i w = hn::ConcatOdd(d16, g(_mm512_extracti64x4_epi64(abs, 1)),
+                              g(_mm512_castsi512_si256(abs)))
+                    .raw;
+    if constexpr (kSatFinite && kRP) {
+      w = _mm512_min_epi16(w, _mm512_set1_epi16(0x7F7F));
+    } else if constexpr (kSatFinite) {
+      w = _mm512_mask_mov_epi16(w, _mm512_cmpeq_epi16_mask(abs, _mm512_set1_epi16(0x7C00)),
+                                _mm512_set1_epi16(0x7F7F));
     }
-    __m512i hi;
-    if constexpr (kRP) {
-      hi = _mm512_min_epu16(
-          _mm512_srli_epi16(_mm512_add_epi16(m, _mm512_set1_epi16(15)), 4), _mm512_set1_epi16(63));
-    } else {
-      hi = _mm512_srli_epi16(m, 4);
-    }
-    hi = _mm512_or_si512(hi, _mm512_set1_epi16(64));
-    const __m512i idx =
-        _mm512_mask_mov_epi16(hi, _mm512_cmplt_epu16_mask(m, _mm512_set1_epi16(64)), m);
-    // Zeroes the high byte of each lane (mask: even bytes).
-    const __m512i sub = _mm512_maskz_permutex2var_epi8(0x5555555555555555ull, Table(0), idx,
-                                                       Table(1));
-    code = _mm512_mask_mov_epi16(code, _mm512_cmplt_epu16_mask(abs, _mm512_set1_epi16(0x400)),
-                                 sub);
-    code = _mm512_mask_mov_epi16(code, _mm512_cmpge_epu16_mask(abs, _mm512_set1_epi16(0x7C00)),
-                                 _mm512_set1_epi16(kSatFinite ? 0xFE : 0xFF));
-    if constexpr (kSatFinite) {
-      code = _mm512_mask_mov_epi16(code, _mm512_cmpgt_epu16_mask(abs, _mm512_set1_epi16(0x7C00)),
-                                   _mm512_set1_epi16(0xFF));
-    }
-    return code;
-  }
-
-  static HWY_INLINE __m512i Encode64(__m512i a, __m512i b) {
-    // Byte i of the result: the low byte of u16 lane i of (a's codes, b's).
-    const hn::Full512<uint8_t> d8;
-    return hn::ConcatEven(d8, hn::Vec512<uint8_t>{Encode32(b)}, hn::Vec512<uint8_t>{Encode32(a)})
-        .raw;
-  }
-
- private:
-  static constexpr int Log2(int i, bool ceil) {
-    int k = 0;
-    while ((1 << k) < i) ++k;  // ceil(log2 i)
-    return (ceil || (1 << k) == i) ? k : k - 1;
-  }
-  struct Tab {
-    alignas(64) uint8_t t[128];
-  };
-  static constexpr Tab MakeTable() {
-    Tab tab{};
-    for (int i = 1; i < 128; ++i) {
-      const int log2 = i < 64 ? Log2(i, kRP) : (i >= 68 ? 4 + Log2(i - 64, kRP) : 0);
-      tab.t[i] = static_cast<uint8_t>(103 + log2);
-    }
-    return tab;
-  }
-  static HWY_INLINE __m512i Table(int half) {
-    alignas(64) static constexpr Tab kTab = MakeTable();
-    return _mm512_load_si512(kTab.t + 64 * half);
+    return _mm512_srli_epi16(w, 7);
   }
 };
-#endif  // AVX3_DL
 #endif  // AVX3 / AVX3_DL
 
 }  // namespace HWY_NAMESPACE

@@ -131,10 +131,15 @@ TEST_P(ConvertTarget, EveryF16AndBF16InputUnderCallerFtzDaz) {
   // lanes. (No-op off x86.)
   caller_ftz_daz_ = true;
   CheckEveryHalfInput(kNarrow, 5);
-  // f16 -> f32 widens through vcvtph2ps where F16C exists: f16 subnormals
-  // must survive a caller's DAZ.
+  // f16 -> f32 widens through vcvtph2ps where F16C exists, and so do f16 ->
+  // bf16 and f16 -> ue8m0 on AVX-512: f16 subnormals must survive a caller's
+  // DAZ.
   const std::vector<uint8_t> in = All16();
   for (Format src : {Format::kF16, Format::kBF16}) Check(src, Format::kF32, {}, in);
+  for (const EncodePolicy& p : testing::LegalPolicies(Format::kF16, Format::kBF16)) {
+    Check(Format::kF16, Format::kBF16, p, in,
+          p.rounding == Rounding::kRS ? Rbits(65536, 5) : std::vector<uint32_t>{});
+  }
 }
 
 TEST_P(ConvertTarget, EveryNarrowCodeDecoded) {

@@ -45,6 +45,20 @@ struct Nvfp4HalfTable {
   alignas(32) uint16_t row[128][16];
 };
 
+// MX into bf16 / f16 (calls of kMxHalfMinBlocks blocks or more): per scale
+// code, the general step's results of the element codes (fp4: the 16 codes,
+// twice; fp6: the 64 codes; fp8: the 128 magnitudes, NaN stored as 0xFFFF),
+// filled on first use within one call (so in the call's floating-point
+// environment). `rows` holds 256 rows of MxHalfTableEntries(bits).
+struct MxHalfTable {
+  uint8_t ready[256] = {};  // 1: row filled (and the kernel takes the scale)
+  uint16_t* rows = nullptr;
+};
+inline constexpr size_t kMxHalfMinBlocks = 64;
+constexpr size_t MxHalfTableEntries(int bits) {
+  return bits == 4 ? 32 : (bits == 6 ? 64 : 128);
+}
+
 // One row of a validated MX / NVFP4 tensor to dequantize.
 struct MxDequantRow {
   // The row's elements: cols_padded codes, one per byte, or (group_bytes
@@ -62,6 +76,7 @@ struct MxDequantRow {
   size_t cols;
   uint8_t* out;  // cols values of the output format
   Nvfp4HalfTable* nvfp4_half;  // NVFP4 into bf16 / f16, else null
+  MxHalfTable* mx_half;        // see MxHalfTable, else null
 };
 
 }  // namespace mxpack::internal
@@ -82,7 +97,9 @@ struct NoHalfBlocks {
   void Block(uint8_t, const uint8_t*, size_t, uint8_t*) const {}
 };
 
+
 #undef MXPACK_HAVE_DEQUANT_FAST512  // per target: this header is re-included
+#undef MXPACK_HAVE_DEQUANT_TABLE512
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
 #define MXPACK_HAVE_DEQUANT_FAST512 1
 // AVX-512 blocks, 16 elements per step, decoded by a table or the f16
@@ -452,6 +469,139 @@ class HalfBlocks512 {
   const __m512i dense6_index16_ = Dense6Index16();
   const __m512i dense6_shift16_ = Dense6Shift16();
 };
+#if HWY_TARGET <= HWY_AVX3_DL
+#define MXPACK_HAVE_DEQUANT_TABLE512 1
+// MX blocks into bf16 or f16 on AVX3_DL, 32 elements per step, looked up in
+// the block's MxHalfTable row (the general step's results, so exact for
+// every scale it takes):
+// - fp4: vpermw on the 16 signed results (twice: index bit 4 is ignored);
+// - fp6: vpermt2w on the 64 signed results (index bits [5:0]);
+// - fp8: two vpermt2w on the 128 magnitudes, bit 6 selects, then the code's
+//   sign: bit 15 = sign & ~t15 with the rest of t (ternary logic 0x58 =
+//   C ? (B & ~A) : A), so NaN rows (0xFFFF) give 0x7FFF. The sign is only
+//   applied where e * 2^s is an exact normal f32 for every element (s in
+//   [kSLo, kSHi]; the NaN scale too), so the result of -e is the result of e
+//   with the sign set, in every rounding mode; other blocks take the other
+//   steps.
+// Packed fp4 / fp6 groups are spread over the u16 lanes by vpermq / vpermb,
+// then vpmultishiftqb puts each code in its lane's low bits (the bits above
+// are the next code's and are not read).
+template <Format kElem, Format kTo>
+class TableBlocks512 {
+  static constexpr internal::FastFormat kT = internal::FastFormatOf(kElem);
+  static constexpr int kELo = 1 - kT.bias - kT.man_bits;  // log2 min |e|
+  static constexpr int kEHi =
+      static_cast<int>(kT.max_code >> kT.man_bits) - kT.bias;
+
+ public:
+  static constexpr size_t kEntries = internal::MxHalfTableEntries(kT.bits);
+  static constexpr int kSLo = -126 - kELo, kSHi = 127 - kEHi;
+
+  static bool Takes(uint8_t scale) {
+    if (kT.bits != 8) return true;
+    const int s = static_cast<int>(scale) - 127;
+    return scale == 0xFF || (s >= kSLo && s <= kSHi);
+  }
+
+  HWY_INLINE void Block(const uint16_t* HWY_RESTRICT row,
+                        const uint8_t* HWY_RESTRICT codes, size_t group_bytes,
+                        uint8_t* HWY_RESTRICT out) const {
+    __m512i y;
+    if constexpr (kT.bits == 4) {
+      __m512i idx;
+      if (group_bytes != 0) {
+        // Qwords 0..3 get group 0, 4..7 group 1; byte 2m of qword k gets
+        // the code 4 (k % 4) + m of its group.
+        const __m128i q =
+            group_bytes == 8
+                ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes))
+                : _mm_unpacklo_epi64(
+                      _mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes)),
+                      _mm_loadl_epi64(reinterpret_cast<const __m128i*>(
+                          codes + group_bytes)));
+        idx = _mm512_multishift_epi64_epi8(
+            nibble_shift_,
+            _mm512_permutexvar_epi64(_mm512_set_epi64(1, 1, 1, 1, 0, 0, 0, 0),
+                                     _mm512_castsi128_si512(q)));
+      } else {
+        idx = _mm512_cvtepu8_epi16(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes)));
+      }
+      y = _mm512_permutexvar_epi16(idx, _mm512_load_si512(row));
+    } else if constexpr (kT.bits == 6) {
+      __m512i idx;
+      if (group_bytes != 0) {
+        // dense6 groups by a masked load: the row may end after 24 bytes.
+        const __m256i g =
+            group_bytes == 16
+                ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes))
+                : _mm256_maskz_loadu_epi8(0x00FFFFFF, codes);
+        idx = _mm512_multishift_epi64_epi8(
+            six_shift_,
+            _mm512_permutexvar_epi8(group_bytes == 16 ? dense6_bytes16_
+                                                      : dense6_bytes12_,
+                                    _mm512_castsi256_si512(g)));
+      } else {
+        idx = _mm512_cvtepu8_epi16(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes)));
+      }
+      y = _mm512_permutex2var_epi16(_mm512_load_si512(row), idx,
+                                    _mm512_load_si512(row + 32));
+    } else {
+      const __m512i c = _mm512_cvtepi8_epi16(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes)));
+      const __m512i lo = _mm512_permutex2var_epi16(
+          _mm512_load_si512(row), c, _mm512_load_si512(row + 32));
+      const __m512i hi = _mm512_permutex2var_epi16(
+          _mm512_load_si512(row + 64), c, _mm512_load_si512(row + 96));
+      y = _mm512_ternarylogic_epi32(
+          _mm512_mask_blend_epi16(
+              _mm512_test_epi16_mask(c, _mm512_set1_epi16(0x40)), lo, hi),
+          c, _mm512_set1_epi16(INT16_MIN), 0x58);
+    }
+    _mm512_storeu_si512(out, y);
+  }
+
+ private:
+  struct Bytes64 {
+    alignas(64) uint8_t b[64];
+  };
+  // Byte 2m of qword k: the bit offset of code 4 (k % 4) + m of the group
+  // (fp4: 4 bits per code, kind 0) or of code m of the qword's 3 bytes
+  // (fp6, kind 1).
+  static constexpr Bytes64 Shifts(int kind) {
+    Bytes64 r{};
+    for (int k = 0; k < 8; ++k) {
+      for (int m = 0; m < 4; ++m) {
+        r.b[8 * k + 2 * m] =
+            static_cast<uint8_t>(kind == 0 ? 16 * (k % 4) + 4 * m : 6 * m);
+      }
+    }
+    return r;
+  }
+  // Qword k: the 3 bytes of codes 4 (k % 4) .. 4 (k % 4) + 3 of group k / 4.
+  static constexpr Bytes64 Dense6Bytes(int group_bytes) {
+    Bytes64 r{};
+    for (int k = 0; k < 8; ++k) {
+      for (int b = 0; b < 8; ++b) {
+        r.b[8 * k + b] = static_cast<uint8_t>(k / 4 * group_bytes + 3 * (k % 4) +
+                                              (b < 3 ? b : 0));
+      }
+    }
+    return r;
+  }
+  static constexpr Bytes64 kNibbleShift = Shifts(0), kSixShift = Shifts(1);
+  static constexpr Bytes64 kDense6Bytes12 = Dense6Bytes(12),
+                           kDense6Bytes16 = Dense6Bytes(16);
+
+  static __m512i Load(const Bytes64& v) { return _mm512_load_si512(v.b); }
+
+  const __m512i nibble_shift_ = Load(kNibbleShift);
+  const __m512i six_shift_ = Load(kSixShift);
+  const __m512i dense6_bytes12_ = Load(kDense6Bytes12);
+  const __m512i dense6_bytes16_ = Load(kDense6Bytes16);
+};
+#endif  // HWY_TARGET <= HWY_AVX3_DL
 #endif  // HWY_TARGET <= HWY_AVX3
 
 // kElem: the element format; kNvfp4: 16-element blocks scaled by (e * d) * t;
@@ -528,6 +678,30 @@ struct MxRowDequantizer {
       Step(du, codes + i, vd, t, out + i * kOutBytes);
   }
 
+  // Row c of MxHalfTable (`entries` values): the general step on the
+  // element codes 0..entries-1 (fp4: 0..15 twice; fp8: the magnitudes, NaN
+  // results flagged as 0xFFFF).
+  static HWY_NOINLINE void FillMxHalf(const internal::MxDequantRow& a,
+                                      unsigned c, uint16_t* row,
+                                      size_t entries) {
+    const DU du;
+    const DF df;
+    uint8_t codes[128];
+    for (size_t i = 0; i < 128; ++i) codes[i] = static_cast<uint8_t>(i);
+    const size_t n = HWY_MIN(size_t{1} << kBits, entries);
+    const auto d = hn::Set(df, a.scale_lut[c]);
+    const auto t = hn::Set(df, a.tensor_scale);
+    for (size_t i = 0; i < n; i += hn::Lanes(du)) {
+      Step(du, codes + i, d, t, reinterpret_cast<uint8_t*>(row) + 2 * i);
+    }
+    for (size_t i = n; i < entries; ++i) row[i] = row[i - n];
+    if (kBits == 8) {
+      for (size_t i = 0; i < n; ++i) {
+        if (row[i] == 0x7FFF) row[i] = 0xFFFF;
+      }
+    }
+  }
+
 #ifdef MXPACK_HAVE_DEQUANT_FAST512
   // NVFP4 into bf16 / f16 on AVX-512: blocks k..k+3 (scale codes sc) by
   // table lookup, two blocks per vpermw: their rows of Nvfp4HalfTable in
@@ -584,6 +758,122 @@ struct MxRowDequantizer {
     a.nvfp4_half->have[c >> 6] |= uint64_t{1} << (c & 63);
   }
 #endif
+
+  // MX into bf16 / f16: MxHalfTable rows (where the kernel has them).
+  static constexpr bool kHalfTable = !kNvfp4 && kTo != Format::kF32;
+
+#ifdef MXPACK_HAVE_DEQUANT_TABLE512
+  using Table = TableBlocks512<kElem, kHalfTable ? kTo : Format::kBF16>;
+
+  // Rows whose blocks are looked up in MxHalfTable rows where the table
+  // takes their scale; the other blocks take the other steps. Every row has
+  // the same group_bytes.
+  static HWY_NOINLINE void TableRows(const internal::MxDequantRow* rows,
+                                     size_t n) {
+    switch (rows[0].group_bytes) {
+      case 0:
+        return TableRowsT<0>(rows, n);
+      case 8:
+        return TableRowsT<8>(rows, n);
+      case 12:
+        return TableRowsT<12>(rows, n);
+      default:
+        return TableRowsT<16>(rows, n);
+    }
+  }
+
+  template <size_t kGroupBytes>
+  static HWY_INLINE void TableRowsT(const internal::MxDequantRow* rows,
+                                    size_t n) {
+    const Table table;
+    constexpr size_t kStep = kGroupBytes ? (kBlock / 16) * kGroupBytes : kBlock;
+    constexpr size_t kOut = kBlock * kOutBytes;
+    internal::MxHalfTable& mx = *rows[0].mx_half;
+    const uint16_t* HWY_RESTRICT tab = mx.rows;
+    const uint8_t* ready = mx.ready;
+    for (size_t r = 0; r < n; ++r) {
+      const internal::MxDequantRow a = rows[r];
+      // A block whose row is not ready: fill it, or the other steps for
+      // scales the table does not take (fp8 out of its range).
+      const auto other = [&](size_t k, uint8_t c, uint8_t* out) HWY_ATTR {
+        if (Table::Takes(c)) {
+          FillMxHalf(a, c, mx.rows + c * Table::kEntries, Table::kEntries);
+          mx.ready[c] = 1;
+          table.Block(tab + c * Table::kEntries, a.codes + k * kStep,
+                      kGroupBytes, out);
+        } else {
+          OtherBlock(a, k, c, out);
+        }
+      };
+      const size_t whole = a.cols / kBlock;
+      size_t k = 0;
+      for (const uint8_t* sp = a.scales; k + 4 <= whole;
+           k += 4, sp += a.stride4) {
+        uint8_t sc[4];
+        std::memcpy(sc, sp, 4);
+        const uint8_t* codes = a.codes + k * kStep;
+        uint8_t* out = a.out + k * kOut;
+        if (HWY_LIKELY((ready[sc[0]] & ready[sc[1]] & ready[sc[2]] &
+                        ready[sc[3]]) != 0)) {
+          for (size_t j = 0; j < 4; ++j) {
+            table.Block(tab + sc[j] * Table::kEntries, codes + j * kStep,
+                        kGroupBytes, out + j * kOut);
+          }
+        } else {
+          for (size_t j = 0; j < 4; ++j) {
+            if (ready[sc[j]]) {
+              table.Block(tab + sc[j] * Table::kEntries, codes + j * kStep,
+                          kGroupBytes, out + j * kOut);
+            } else {
+              other(k + j, sc[j], out + j * kOut);
+            }
+          }
+        }
+      }
+      const size_t blocks = (a.cols + kBlock - 1) / kBlock;
+      for (; k < blocks; ++k) {
+        const uint8_t c = a.scales[(k / 4) * a.stride4 + k % 4];
+        // The last block may be ragged: its values go through a buffer (the
+        // codes are padded to whole blocks).
+        alignas(64) uint8_t buf[kOut];
+        uint8_t* out = k < whole ? a.out + k * kOut : buf;
+        if (ready[c]) {
+          table.Block(tab + c * Table::kEntries, a.codes + k * kStep,
+                      kGroupBytes, out);
+        } else {
+          other(k, c, out);
+        }
+        if (k == whole) {
+          std::memcpy(a.out + whole * kOut, buf,
+                      (a.cols - whole * kBlock) * kOutBytes);
+        }
+      }
+    }
+  }
+
+  // Block k by the other steps.
+  static HWY_NOINLINE void OtherBlock(const internal::MxDequantRow& a,
+                                      size_t k, uint8_t scale,
+                                      uint8_t* HWY_RESTRICT out) {
+    // (As Row: e5m2 values are not all normal f16s.)
+    constexpr bool kUseHalf = !(kTo == Format::kF16 && kElem == Format::kE5M2);
+    using Half = std::conditional_t<
+        kUseHalf, HalfBlocks512<kElem, kUseHalf ? kTo : Format::kBF16>,
+        NoHalfBlocks>;
+    Block(a, FastBlocks512<kElem, kNvfp4, kTo>(a.tensor_scale), Half(), k,
+          scale, out);
+  }
+#endif
+
+  // n rows with the same group_bytes, and mx_half set in all or none.
+  static HWY_NOINLINE void Rows(const internal::MxDequantRow* rows, size_t n) {
+#ifdef MXPACK_HAVE_DEQUANT_TABLE512
+    if constexpr (kHalfTable) {
+      if (n != 0 && rows[0].mx_half != nullptr) return TableRows(rows, n);
+    }
+#endif
+    for (size_t r = 0; r < n; ++r) Row(rows[r]);
+  }
 
   static HWY_NOINLINE void Row(const internal::MxDequantRow& row) {
     // A local copy: the stores through `out` cannot alias it, so its fields
@@ -657,8 +947,8 @@ struct MxRowDequantizer {
     if (rest != 0) {
       // The codes are padded to whole blocks; the values go through a buffer.
       alignas(64) uint8_t buf[kOut];
-      Block(a, fast, half, whole, a.scales[(whole / 4) * a.stride4 + whole % 4],
-            buf);
+      Block(a, fast, half, whole,
+            a.scales[(whole / 4) * a.stride4 + whole % 4], buf);
       std::memcpy(a.out + whole * kOut, buf, rest * kOutBytes);
     }
   }

@@ -18,37 +18,38 @@ namespace mxpack {
 namespace HWY_NAMESPACE {
 
 template <Format kElem, bool kNvfp4>
-void DequantizeRowTo(Format to, const internal::MxDequantRow& a) {
+void DequantizeRowTo(Format to, const internal::MxDequantRow* a, size_t n) {
   switch (to) {
     case Format::kBF16:
-      return MxRowDequantizer<kElem, kNvfp4, Format::kBF16>::Row(a);
+      return MxRowDequantizer<kElem, kNvfp4, Format::kBF16>::Rows(a, n);
     case Format::kF16:
-      return MxRowDequantizer<kElem, kNvfp4, Format::kF16>::Row(a);
+      return MxRowDequantizer<kElem, kNvfp4, Format::kF16>::Rows(a, n);
     default:
-      return MxRowDequantizer<kElem, kNvfp4, Format::kF32>::Row(a);
+      return MxRowDequantizer<kElem, kNvfp4, Format::kF32>::Rows(a, n);
   }
 }
 
-// One row of `format` into `to` (f32, bf16 or f16).
-void MxDequantizeRow(MxFormat format, Format to,
-                     const internal::MxDequantRow& a) {
+// n rows of `format` into `to` (f32, bf16 or f16), with the same
+// group_bytes and tables.
+void MxDequantizeRows(MxFormat format, Format to,
+                      const internal::MxDequantRow* a, size_t n) {
   switch (format) {
     case MxFormat::kMxfp8E4m3:
-      return DequantizeRowTo<Format::kE4M3, false>(to, a);
+      return DequantizeRowTo<Format::kE4M3, false>(to, a, n);
     case MxFormat::kMxfp8E5m2:
-      return DequantizeRowTo<Format::kE5M2, false>(to, a);
+      return DequantizeRowTo<Format::kE5M2, false>(to, a, n);
     case MxFormat::kMxfp6E2m3:
-      return DequantizeRowTo<Format::kE2M3, false>(to, a);
+      return DequantizeRowTo<Format::kE2M3, false>(to, a, n);
     case MxFormat::kMxfp6E3m2:
-      return DequantizeRowTo<Format::kE3M2, false>(to, a);
+      return DequantizeRowTo<Format::kE3M2, false>(to, a, n);
     case MxFormat::kMxfp4:
-      return DequantizeRowTo<Format::kE2M1, false>(to, a);
+      return DequantizeRowTo<Format::kE2M1, false>(to, a, n);
     case MxFormat::kNvfp4:
-      return DequantizeRowTo<Format::kE2M1, true>(to, a);
+      return DequantizeRowTo<Format::kE2M1, true>(to, a, n);
   }
 }
 
-// Whether MxDequantizeRow reads packed fp4 / fp6 rows (group_bytes).
+// Whether MxDequantizeRows reads packed fp4 / fp6 rows (group_bytes).
 bool MxDequantizeReadsPacked() {
 #ifdef MXPACK_HAVE_DEQUANT_FAST512
   return true;
@@ -67,13 +68,14 @@ HWY_AFTER_NAMESPACE();
 #include <optional>
 #include <vector>
 
+#include "hwy/aligned_allocator.h"
 #include "mxpack/pack.h"
 #include "mxpack/scalar.h"
 #include "src/mx/mx_internal.h"
 #include "src/util/dispatch_util.h"
 
 namespace mxpack {
-HWY_EXPORT(MxDequantizeRow);
+HWY_EXPORT(MxDequantizeRows);
 HWY_EXPORT(MxDequantizeReadsPacked);
 
 namespace internal {
@@ -101,7 +103,7 @@ const float* ScaleTable(Format scale) {
 void DequantizeMxSimd(const MxTensorView& q, Format to, uint8_t* out,
                       Impl impl) {
   const MxShape& s = q.shape;
-  const auto kernel = Pick(HWY_DISPATCH_TABLE(MxDequantizeRow), impl);
+  const auto kernel = Pick(HWY_DISPATCH_TABLE(MxDequantizeRows), impl);
   const size_t out_bytes = static_cast<size_t>(Traits(to).storage_bytes);
   const size_t row_bytes = s.element_row_bytes();
   // A plain Layout and flag rather than the optional (GCC 12 reports the
@@ -126,6 +128,22 @@ void DequantizeMxSimd(const MxTensorView& q, Format to, uint8_t* out,
   // Calls with many blocks fill every row first and skip the per-block
   // checks.
   half_table.fill_all = s.rows * s.blocks_per_row() >= 2048;
+  // MX into bf16 / f16: per-scale-code result rows, on calls with enough
+  // blocks to pay for filling them.
+  MxHalfTable mx_half;
+  hwy::AlignedFreeUniquePtr<uint16_t[]> mx_rows;
+  if (s.format != MxFormat::kNvfp4 && to != Format::kF32 &&
+      s.rows * s.blocks_per_row() >= kMxHalfMinBlocks) {
+    mx_rows = hwy::AllocateAligned<uint16_t>(
+        256 * MxHalfTableEntries(Traits(MxElementFormat(s.format)).bits));
+    mx_half.rows = mx_rows.get();
+    a.mx_half = &mx_half;
+  }
+  // Rows read in place go to the kernel in batches (one call per batch);
+  // unpacked rows one at a time.
+  constexpr size_t kBatch = 64;
+  MxDequantRow batch[kBatch];
+  size_t nbatch = 0;
   for (size_t r = 0; r < s.rows; ++r) {
     const uint8_t* src = q.elements.data() + r * row_bytes;
     if (unpack) {
@@ -134,10 +152,15 @@ void DequantizeMxSimd(const MxTensorView& q, Format to, uint8_t* out,
                    absl::MakeSpan(codes), impl);
       src = codes.data();
     }
-    a.codes = src;
-    a.scales = q.scales.data() + s.ScaleOffset(r, 0);
-    a.out = out + r * s.cols * out_bytes;
-    kernel(s.format, to, a);
+    MxDequantRow& b = batch[nbatch++];
+    b = a;
+    b.codes = src;
+    b.scales = q.scales.data() + s.ScaleOffset(r, 0);
+    b.out = out + r * s.cols * out_bytes;
+    if (unpack || nbatch == kBatch || r + 1 == s.rows) {
+      kernel(s.format, to, batch, nbatch);
+      nbatch = 0;
+    }
   }
 }
 

@@ -483,9 +483,9 @@ class HalfBlocks512 {
 //   [kSLo, kSHi]; the NaN scale too), so the result of -e is the result of e
 //   with the sign set, in every rounding mode; other blocks take the other
 //   steps.
-// Packed fp4 / fp6 groups are spread over the u16 lanes by vpermq / vpermb,
-// then vpmultishiftqb puts each code in its lane's low bits (the bits above
-// are the next code's and are not read).
+// Packed groups are read by broadcast loads; fp4 codes reach their u16 lanes
+// by vpmultishiftqb, fp6 codes by vpshufb of byte pairs and a variable shift
+// (the bits above a code are the next code's and are not read).
 template <Format kElem, Format kTo>
 class TableBlocks512 {
   static constexpr internal::FastFormat kT = internal::FastFormatOf(kElem);
@@ -510,19 +510,14 @@ class TableBlocks512 {
     if constexpr (kT.bits == 4) {
       __m512i idx;
       if (group_bytes != 0) {
-        // Qwords 0..3 get group 0, 4..7 group 1; byte 2m of qword k gets
-        // the code 4 (k % 4) + m of its group.
-        const __m128i q =
-            group_bytes == 8
-                ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes))
-                : _mm_unpacklo_epi64(
-                      _mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes)),
-                      _mm_loadl_epi64(reinterpret_cast<const __m128i*>(
-                          codes + group_bytes)));
+        // Qwords 0..3 get group 0, 4..7 group 1 (broadcast loads); byte 2m
+        // of qword k gets the code 4 (k % 4) + m of its group.
+        int64_t g0, g1;
+        std::memcpy(&g0, codes, 8);
+        std::memcpy(&g1, codes + group_bytes, 8);
         idx = _mm512_multishift_epi64_epi8(
-            nibble_shift_,
-            _mm512_permutexvar_epi64(_mm512_set_epi64(1, 1, 1, 1, 0, 0, 0, 0),
-                                     _mm512_castsi128_si512(q)));
+            nibble_shift_, _mm512_mask_set1_epi64(_mm512_set1_epi64(g0),
+                                                  0xF0, g1));
       } else {
         idx = _mm512_cvtepu8_epi16(
             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes)));
@@ -531,16 +526,20 @@ class TableBlocks512 {
     } else if constexpr (kT.bits == 6) {
       __m512i idx;
       if (group_bytes != 0) {
-        // dense6 groups by a masked load: the row may end after 24 bytes.
-        const __m256i g =
-            group_bytes == 16
-                ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes))
-                : _mm256_maskz_loadu_epi8(0x00FFFFFF, codes);
-        idx = _mm512_multishift_epi64_epi8(
-            six_shift_,
-            _mm512_permutexvar_epi8(group_bytes == 16 ? dense6_bytes16_
-                                                      : dense6_bytes12_,
-                                    _mm512_castsi256_si512(g)));
+        // 128-bit lanes 0, 1 get group 0 and lanes 2, 3 group 1 (broadcast
+        // loads; a dense6 group 1 from 4 bytes before it, so that no load
+        // passes the row's end); u16 lane r of lane q gets the byte pair
+        // of code 8 (q % 2) + r, shifted into bits [5:0].
+        const size_t off1 = group_bytes == 16 ? 16 : 8;
+        const __m512i v = _mm512_mask_broadcast_i32x4(
+            _mm512_broadcast_i32x4(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes))),
+            0xFF00,
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + off1)));
+        idx = _mm512_srlv_epi16(
+            _mm512_shuffle_epi8(v, group_bytes == 16 ? dense6_bytes16_
+                                                     : dense6_bytes12_),
+            six_shift_);
       } else {
         idx = _mm512_cvtepu8_epi16(
             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes)));
@@ -566,33 +565,38 @@ class TableBlocks512 {
   struct Bytes64 {
     alignas(64) uint8_t b[64];
   };
-  // Byte 2m of qword k: the bit offset of code 4 (k % 4) + m of the group
-  // (fp4: 4 bits per code, kind 0) or of code m of the qword's 3 bytes
-  // (fp6, kind 1).
-  static constexpr Bytes64 Shifts(int kind) {
+  // Byte 2m of qword k: the bit offset of code 4 (k % 4) + m of the group.
+  static constexpr Bytes64 NibbleShift() {
     Bytes64 r{};
     for (int k = 0; k < 8; ++k) {
       for (int m = 0; m < 4; ++m) {
-        r.b[8 * k + 2 * m] =
-            static_cast<uint8_t>(kind == 0 ? 16 * (k % 4) + 4 * m : 6 * m);
+        r.b[8 * k + 2 * m] = static_cast<uint8_t>(16 * (k % 4) + 4 * m);
       }
     }
     return r;
   }
-  // Qword k: the 3 bytes of codes 4 (k % 4) .. 4 (k % 4) + 3 of group k / 4.
-  static constexpr Bytes64 Dense6Bytes(int group_bytes) {
+  // u16 lane r of 128-bit lane q: the byte pair from byte 6j / 8 of the
+  // group (j = 8 (q % 2) + r), which starts `first1` bytes into lanes 2, 3;
+  // shifted right by 6j % 8.
+  static constexpr Bytes64 Dense6Bytes(int first1) {
     Bytes64 r{};
-    for (int k = 0; k < 8; ++k) {
-      for (int b = 0; b < 8; ++b) {
-        r.b[8 * k + b] = static_cast<uint8_t>(k / 4 * group_bytes + 3 * (k % 4) +
-                                              (b < 3 ? b : 0));
+    for (int q = 0; q < 4; ++q) {
+      for (int l = 0; l < 8; ++l) {
+        const int j = 8 * (q % 2) + l, b = 6 * j / 8 + (q >= 2 ? first1 : 0);
+        r.b[16 * q + 2 * l] = static_cast<uint8_t>(b);
+        r.b[16 * q + 2 * l + 1] = static_cast<uint8_t>(b + 1);
       }
     }
     return r;
   }
-  static constexpr Bytes64 kNibbleShift = Shifts(0), kSixShift = Shifts(1);
-  static constexpr Bytes64 kDense6Bytes12 = Dense6Bytes(12),
-                           kDense6Bytes16 = Dense6Bytes(16);
+  static constexpr Bytes64 SixShift() {
+    Bytes64 r{};
+    for (int l = 0; l < 32; ++l) r.b[2 * l] = static_cast<uint8_t>(6 * (l % 16) % 8);
+    return r;
+  }
+  static constexpr Bytes64 kNibbleShift = NibbleShift(), kSixShift = SixShift();
+  static constexpr Bytes64 kDense6Bytes12 = Dense6Bytes(4),
+                           kDense6Bytes16 = Dense6Bytes(0);
 
   static __m512i Load(const Bytes64& v) { return _mm512_load_si512(v.b); }
 

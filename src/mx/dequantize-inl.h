@@ -471,6 +471,31 @@ class HalfBlocks512 {
 };
 #if HWY_TARGET <= HWY_AVX3_DL
 #define MXPACK_HAVE_DEQUANT_TABLE512 1
+// Two groups of 16 packed fp4 codes (8 bytes each) -> u16 lanes 0..15 and
+// 16..31 with the code in bits [3:0] (bits [7:4] hold the next code):
+// qwords 0..3 get group 0, 4..7 group 1 (broadcast loads), and
+// vpmultishiftqb gives byte 2m of qword k the bits from 4 (4 (k % 4) + m).
+HWY_INLINE __m512i Fp4GroupsToU16(const uint8_t* g0, const uint8_t* g1) {
+  struct Shifts {
+    alignas(64) uint8_t b[64];
+  };
+  static constexpr Shifts kShifts = [] {
+    Shifts r{};
+    for (int k = 0; k < 8; ++k) {
+      for (int m = 0; m < 4; ++m) {
+        r.b[8 * k + 2 * m] = static_cast<uint8_t>(16 * (k % 4) + 4 * m);
+      }
+    }
+    return r;
+  }();
+  int64_t q0, q1;
+  std::memcpy(&q0, g0, 8);
+  std::memcpy(&q1, g1, 8);
+  return _mm512_multishift_epi64_epi8(
+      _mm512_load_si512(kShifts.b),
+      _mm512_mask_set1_epi64(_mm512_set1_epi64(q0), 0xF0, q1));
+}
+
 // MX blocks into bf16 or f16 on AVX3_DL, 32 elements per step, looked up in
 // the block's MxHalfTable row (the general step's results, so exact for
 // every scale it takes):
@@ -510,14 +535,7 @@ class TableBlocks512 {
     if constexpr (kT.bits == 4) {
       __m512i idx;
       if (group_bytes != 0) {
-        // Qwords 0..3 get group 0, 4..7 group 1 (broadcast loads); byte 2m
-        // of qword k gets the code 4 (k % 4) + m of its group.
-        int64_t g0, g1;
-        std::memcpy(&g0, codes, 8);
-        std::memcpy(&g1, codes + group_bytes, 8);
-        idx = _mm512_multishift_epi64_epi8(
-            nibble_shift_, _mm512_mask_set1_epi64(_mm512_set1_epi64(g0),
-                                                  0xF0, g1));
+        idx = Fp4GroupsToU16(codes, codes + group_bytes);
       } else {
         idx = _mm512_cvtepu8_epi16(
             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes)));
@@ -565,16 +583,6 @@ class TableBlocks512 {
   struct Bytes64 {
     alignas(64) uint8_t b[64];
   };
-  // Byte 2m of qword k: the bit offset of code 4 (k % 4) + m of the group.
-  static constexpr Bytes64 NibbleShift() {
-    Bytes64 r{};
-    for (int k = 0; k < 8; ++k) {
-      for (int m = 0; m < 4; ++m) {
-        r.b[8 * k + 2 * m] = static_cast<uint8_t>(16 * (k % 4) + 4 * m);
-      }
-    }
-    return r;
-  }
   // u16 lane r of 128-bit lane q: the byte pair from byte 6j / 8 of the
   // group (j = 8 (q % 2) + r), which starts `first1` bytes into lanes 2, 3;
   // shifted right by 6j % 8.
@@ -594,13 +602,12 @@ class TableBlocks512 {
     for (int l = 0; l < 32; ++l) r.b[2 * l] = static_cast<uint8_t>(6 * (l % 16) % 8);
     return r;
   }
-  static constexpr Bytes64 kNibbleShift = NibbleShift(), kSixShift = SixShift();
+  static constexpr Bytes64 kSixShift = SixShift();
   static constexpr Bytes64 kDense6Bytes12 = Dense6Bytes(4),
                            kDense6Bytes16 = Dense6Bytes(0);
 
   static __m512i Load(const Bytes64& v) { return _mm512_load_si512(v.b); }
 
-  const __m512i nibble_shift_ = Load(kNibbleShift);
   const __m512i six_shift_ = Load(kSixShift);
   const __m512i dense6_bytes12_ = Load(kDense6Bytes12);
   const __m512i dense6_bytes16_ = Load(kDense6Bytes16);
@@ -726,6 +733,14 @@ struct MxRowDequantizer {
       const __m512i tv =
           _mm512_inserti64x4(_mm512_castsi256_si512(row_of(sc[p])), row_of(sc[p + 1]), 1);
       __m512i idx;
+#ifdef MXPACK_HAVE_DEQUANT_TABLE512
+      if (a.group_bytes != 0) {
+        // idx = (c & 0xF) | block_b: (A & B) | C.
+        const uint8_t* g = a.codes + (k + p) * a.group_bytes;
+        idx = _mm512_ternarylogic_epi32(Fp4GroupsToU16(g, g + a.group_bytes),
+                                        _mm512_set1_epi16(0xF), block_b, 0xEA);
+      } else
+#endif
       if (a.group_bytes != 0) {
         // Byte j feeds lanes 2j (with the odd code in bits 4..7) and
         // 2j + 1 (shifted down by 4); idx = (c & 0xF) | block_b: (A & B) | C.

@@ -77,7 +77,32 @@ struct MxDequantRow {
   uint8_t* out;  // cols values of the output format
   Nvfp4HalfTable* nvfp4_half;  // NVFP4 into bf16 / f16, else null
   MxHalfTable* mx_half;        // see MxHalfTable, else null
+  // Rows 0..rows-1 of the call: row r's codes, scales and output are at
+  // codes + r * code_stride, MxScaleRow(*this, r) and out + r * out_stride.
+  size_t rows = 1;
+  size_t code_stride = 0, out_stride = 0;
+  // Scales: linear rows scale_row_stride apart (scale_tile_stride 0), or
+  // tcgen05 tiles of 128 rows scale_tile_stride apart.
+  size_t scale_row_stride = 0, scale_tile_stride = 0;
 };
+
+// The first scale byte of row r (docs/semantics.md section 5: in a tcgen05
+// tile, row r's blocks 0..3 start at (r % 32) * 16 + (r % 128 / 32) * 4).
+inline const uint8_t* MxScaleRow(const MxDequantRow& a, size_t r) {
+  if (a.scale_tile_stride == 0) return a.scales + r * a.scale_row_stride;
+  return a.scales + (r / 128) * a.scale_tile_stride + (r % 32) * 16 +
+         (r % 128 / 32) * 4;
+}
+
+// Row r of `a` as a one-row MxDequantRow.
+inline MxDequantRow MxRowAt(const MxDequantRow& a, size_t r) {
+  MxDequantRow b = a;
+  b.codes = a.codes + r * a.code_stride;
+  b.scales = MxScaleRow(a, r);
+  b.out = a.out + r * a.out_stride;
+  b.rows = 1;
+  return b;
+}
 
 }  // namespace mxpack::internal
 #endif  // MXPACK_SRC_MX_DEQUANTIZE_ARGS_
@@ -785,53 +810,53 @@ struct MxRowDequantizer {
   using Table = TableBlocks512<kElem, kHalfTable ? kTo : Format::kBF16>;
 
   // Rows whose blocks are looked up in MxHalfTable rows where the table
-  // takes their scale; the other blocks take the other steps. Every row has
-  // the same group_bytes.
-  static HWY_NOINLINE void TableRows(const internal::MxDequantRow* rows,
-                                     size_t n) {
-    switch (rows[0].group_bytes) {
+  // takes their scale; the other blocks take the other steps.
+  static HWY_NOINLINE void TableRows(const internal::MxDequantRow& a) {
+    switch (a.group_bytes) {
       case 0:
-        return TableRowsT<0>(rows, n);
+        return TableRowsT<0>(a);
       case 8:
-        return TableRowsT<8>(rows, n);
+        return TableRowsT<8>(a);
       case 12:
-        return TableRowsT<12>(rows, n);
+        return TableRowsT<12>(a);
       default:
-        return TableRowsT<16>(rows, n);
+        return TableRowsT<16>(a);
     }
   }
 
   template <size_t kGroupBytes>
-  static HWY_INLINE void TableRowsT(const internal::MxDequantRow* rows,
-                                    size_t n) {
+  static HWY_INLINE void TableRowsT(const internal::MxDequantRow& a) {
     const Table table;
     constexpr size_t kStep = kGroupBytes ? (kBlock / 16) * kGroupBytes : kBlock;
     constexpr size_t kOut = kBlock * kOutBytes;
-    internal::MxHalfTable& mx = *rows[0].mx_half;
+    internal::MxHalfTable& mx = *a.mx_half;
     const uint16_t* HWY_RESTRICT tab = mx.rows;
     const uint8_t* ready = mx.ready;
-    for (size_t r = 0; r < n; ++r) {
-      const internal::MxDequantRow a = rows[r];
-      // A block whose row is not ready: fill it, or the other steps for
-      // scales the table does not take (fp8 out of its range).
+    const size_t whole = a.cols / kBlock;
+    const size_t blocks = (a.cols + kBlock - 1) / kBlock;
+    for (size_t r = 0; r < a.rows; ++r) {
+      const uint8_t* row_codes = a.codes + r * a.code_stride;
+      const uint8_t* row_scales = internal::MxScaleRow(a, r);
+      uint8_t* row_out = a.out + r * a.out_stride;
+      // A block whose table row is not ready: fill it, or the other steps
+      // for scales the table does not take (fp8 out of its range).
       const auto other = [&](size_t k, uint8_t c, uint8_t* out) HWY_ATTR {
         if (Table::Takes(c)) {
           FillMxHalf(a, c, mx.rows + c * Table::kEntries, Table::kEntries);
           mx.ready[c] = 1;
-          table.Block(tab + c * Table::kEntries, a.codes + k * kStep,
+          table.Block(tab + c * Table::kEntries, row_codes + k * kStep,
                       kGroupBytes, out);
         } else {
-          OtherBlock(a, k, c, out);
+          OtherBlock(internal::MxRowAt(a, r), k, c, out);
         }
       };
-      const size_t whole = a.cols / kBlock;
       size_t k = 0;
-      for (const uint8_t* sp = a.scales; k + 4 <= whole;
+      for (const uint8_t* sp = row_scales; k + 4 <= whole;
            k += 4, sp += a.stride4) {
         uint8_t sc[4];
         std::memcpy(sc, sp, 4);
-        const uint8_t* codes = a.codes + k * kStep;
-        uint8_t* out = a.out + k * kOut;
+        const uint8_t* codes = row_codes + k * kStep;
+        uint8_t* out = row_out + k * kOut;
         if (HWY_LIKELY((ready[sc[0]] & ready[sc[1]] & ready[sc[2]] &
                         ready[sc[3]]) != 0)) {
           for (size_t j = 0; j < 4; ++j) {
@@ -849,21 +874,20 @@ struct MxRowDequantizer {
           }
         }
       }
-      const size_t blocks = (a.cols + kBlock - 1) / kBlock;
       for (; k < blocks; ++k) {
-        const uint8_t c = a.scales[(k / 4) * a.stride4 + k % 4];
+        const uint8_t c = row_scales[(k / 4) * a.stride4 + k % 4];
         // The last block may be ragged: its values go through a buffer (the
         // codes are padded to whole blocks).
         alignas(64) uint8_t buf[kOut];
-        uint8_t* out = k < whole ? a.out + k * kOut : buf;
+        uint8_t* out = k < whole ? row_out + k * kOut : buf;
         if (ready[c]) {
-          table.Block(tab + c * Table::kEntries, a.codes + k * kStep,
+          table.Block(tab + c * Table::kEntries, row_codes + k * kStep,
                       kGroupBytes, out);
         } else {
           other(k, c, out);
         }
         if (k == whole) {
-          std::memcpy(a.out + whole * kOut, buf,
+          std::memcpy(row_out + whole * kOut, buf,
                       (a.cols - whole * kBlock) * kOutBytes);
         }
       }
@@ -884,14 +908,40 @@ struct MxRowDequantizer {
   }
 #endif
 
-  // n rows with the same group_bytes, and mx_half set in all or none.
-  static HWY_NOINLINE void Rows(const internal::MxDequantRow* rows, size_t n) {
+  // The a.rows rows of `a`.
+  static HWY_NOINLINE void Rows(const internal::MxDequantRow& a) {
 #ifdef MXPACK_HAVE_DEQUANT_TABLE512
     if constexpr (kHalfTable) {
-      if (n != 0 && rows[0].mx_half != nullptr) return TableRows(rows, n);
+      if (a.mx_half != nullptr) return TableRows(a);
     }
 #endif
-    for (size_t r = 0; r < n; ++r) Row(rows[r]);
+#ifdef MXPACK_HAVE_DEQUANT_FAST512
+    if constexpr (kNvfp4 && kTo != Format::kF32) {
+      // Large calls whose rows are whole groups of 4 blocks: every table
+      // row first, then only lookups.
+      if (a.nvfp4_half != nullptr && a.nvfp4_half->fill_all &&
+          a.cols % (4 * kBlock) == 0) {
+        internal::Nvfp4HalfTable& tab = *a.nvfp4_half;
+        for (unsigned c = 0; c < 128; ++c) {
+          if (((tab.have[c >> 6] >> (c & 63)) & 1) == 0) FillHalf(a, c);
+        }
+        const size_t whole = a.cols / kBlock;
+        for (size_t r = 0; r < a.rows; ++r) {
+          internal::MxDequantRow b = a;
+          b.codes = a.codes + r * a.code_stride;
+          b.out = a.out + r * a.out_stride;
+          const uint8_t* sp = internal::MxScaleRow(a, r);
+          for (size_t k = 0; k < whole; k += 4, sp += a.stride4) {
+            uint8_t sc[4];
+            std::memcpy(sc, sp, 4);
+            Nvfp4Half4<true>(b, sc, k);
+          }
+        }
+        return;
+      }
+    }
+#endif
+    for (size_t r = 0; r < a.rows; ++r) Row(internal::MxRowAt(a, r));
   }
 
   static HWY_NOINLINE void Row(const internal::MxDequantRow& row) {

@@ -18,34 +18,34 @@ namespace mxpack {
 namespace HWY_NAMESPACE {
 
 template <Format kElem, bool kNvfp4>
-void DequantizeRowTo(Format to, const internal::MxDequantRow* a, size_t n) {
+void DequantizeRowTo(Format to, const internal::MxDequantRow& a) {
   switch (to) {
     case Format::kBF16:
-      return MxRowDequantizer<kElem, kNvfp4, Format::kBF16>::Rows(a, n);
+      return MxRowDequantizer<kElem, kNvfp4, Format::kBF16>::Rows(a);
     case Format::kF16:
-      return MxRowDequantizer<kElem, kNvfp4, Format::kF16>::Rows(a, n);
+      return MxRowDequantizer<kElem, kNvfp4, Format::kF16>::Rows(a);
     default:
-      return MxRowDequantizer<kElem, kNvfp4, Format::kF32>::Rows(a, n);
+      return MxRowDequantizer<kElem, kNvfp4, Format::kF32>::Rows(a);
   }
 }
 
-// n rows of `format` into `to` (f32, bf16 or f16), with the same
-// group_bytes and tables.
+// The a.rows rows of `format` described by `a` into `to` (f32, bf16 or
+// f16).
 void MxDequantizeRows(MxFormat format, Format to,
-                      const internal::MxDequantRow* a, size_t n) {
+                      const internal::MxDequantRow& a) {
   switch (format) {
     case MxFormat::kMxfp8E4m3:
-      return DequantizeRowTo<Format::kE4M3, false>(to, a, n);
+      return DequantizeRowTo<Format::kE4M3, false>(to, a);
     case MxFormat::kMxfp8E5m2:
-      return DequantizeRowTo<Format::kE5M2, false>(to, a, n);
+      return DequantizeRowTo<Format::kE5M2, false>(to, a);
     case MxFormat::kMxfp6E2m3:
-      return DequantizeRowTo<Format::kE2M3, false>(to, a, n);
+      return DequantizeRowTo<Format::kE2M3, false>(to, a);
     case MxFormat::kMxfp6E3m2:
-      return DequantizeRowTo<Format::kE3M2, false>(to, a, n);
+      return DequantizeRowTo<Format::kE3M2, false>(to, a);
     case MxFormat::kMxfp4:
-      return DequantizeRowTo<Format::kE2M1, false>(to, a, n);
+      return DequantizeRowTo<Format::kE2M1, false>(to, a);
     case MxFormat::kNvfp4:
-      return DequantizeRowTo<Format::kE2M1, true>(to, a, n);
+      return DequantizeRowTo<Format::kE2M1, true>(to, a);
   }
 }
 
@@ -139,28 +139,30 @@ void DequantizeMxSimd(const MxTensorView& q, Format to, uint8_t* out,
     mx_half.rows = mx_rows.get();
     a.mx_half = &mx_half;
   }
-  // Rows read in place go to the kernel in batches (one call per batch);
-  // unpacked rows one at a time.
-  constexpr size_t kBatch = 64;
-  MxDequantRow batch[kBatch];
-  size_t nbatch = 0;
+  a.out_stride = s.cols * out_bytes;
+  if (s.scale_layout == ScaleLayout::kLinear) {
+    a.scale_row_stride = s.blocks_per_row();
+  } else {
+    a.scale_tile_stride = 512 * ((s.blocks_per_row() + 3) / 4);
+  }
+  a.scales = q.scales.data();
+  a.out = out;
+  if (!unpack) {
+    // Rows read in place: one call for all of them.
+    a.codes = q.elements.data();
+    a.code_stride = row_bytes;
+    a.rows = s.rows;
+    kernel(s.format, to, a);
+    return;
+  }
   for (size_t r = 0; r < s.rows; ++r) {
-    const uint8_t* src = q.elements.data() + r * row_bytes;
-    if (unpack) {
-      // Sizes are consistent by construction, so Unpack cannot fail.
-      (void)Unpack(layout, absl::MakeConstSpan(src, row_bytes),
-                   absl::MakeSpan(codes), impl);
-      src = codes.data();
-    }
-    MxDequantRow& b = batch[nbatch++];
-    b = a;
-    b.codes = src;
-    b.scales = q.scales.data() + s.ScaleOffset(r, 0);
-    b.out = out + r * s.cols * out_bytes;
-    if (unpack || nbatch == kBatch || r + 1 == s.rows) {
-      kernel(s.format, to, batch, nbatch);
-      nbatch = 0;
-    }
+    // Sizes are consistent by construction, so Unpack cannot fail.
+    (void)Unpack(layout,
+                 absl::MakeConstSpan(q.elements.data() + r * row_bytes, row_bytes),
+                 absl::MakeSpan(codes), impl);
+    MxDequantRow b = MxRowAt(a, r);
+    b.codes = codes.data();
+    kernel(s.format, to, b);
   }
 }
 

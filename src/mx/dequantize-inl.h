@@ -788,6 +788,71 @@ struct MxRowDequantizer {
     }
   }
 
+  // Every row of `a` (whole groups of 4 blocks, every table row filled) as
+  // Nvfp4Half4, for group_bytes kGroupBytes.
+  template <size_t kGroupBytes>
+  static HWY_INLINE void Nvfp4HalfRows(const internal::MxDequantRow& a) {
+    const internal::Nvfp4HalfTable& tab = *a.nvfp4_half;
+    const __m512i block_b =
+        _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(16), 1);
+    const size_t whole = a.cols / kBlock;
+    constexpr size_t kStep = kGroupBytes ? kGroupBytes : 16;  // per block
+    for (size_t r = 0; r < a.rows; ++r) {
+      const uint8_t* codes = a.codes + r * a.code_stride;
+      uint8_t* out = a.out + r * a.out_stride;
+      const uint8_t* sp = internal::MxScaleRow(a, r);
+      for (size_t k = 0; k < whole; k += 2) {
+        const uint8_t* s2 = sp + (k / 4) * a.stride4 + k % 4;
+        const __m512i tv = _mm512_inserti64x4(
+            _mm512_castsi256_si512(_mm256_load_si256(
+                reinterpret_cast<const __m256i*>(tab.row[s2[0] & 0x7F]))),
+            _mm256_load_si256(
+                reinterpret_cast<const __m256i*>(tab.row[s2[1] & 0x7F])),
+            1);
+        const uint8_t* g = codes + k * kStep;
+        __m512i idx;
+        if constexpr (kGroupBytes == 0) {
+          idx = _mm512_or_si512(_mm512_cvtepu8_epi16(_mm256_loadu_si256(
+                                    reinterpret_cast<const __m256i*>(g))),
+                                block_b);
+        } else {
+          // idx = (c & 0xF) | block_b: (A & B) | C.
+#ifdef MXPACK_HAVE_DEQUANT_TABLE512
+          const __m512i c = Fp4GroupsToU16(g, g + kGroupBytes);
+#else
+          const __m128i b = _mm_unpacklo_epi64(
+              _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g)),
+              _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + kGroupBytes)));
+          const __m512i c = _mm512_srlv_epi16(
+              _mm512_cvtepu8_epi16(_mm256_set_m128i(_mm_unpackhi_epi8(b, b),
+                                                    _mm_unpacklo_epi8(b, b))),
+              _mm512_set1_epi32(0x00040000));
+#endif
+          idx = _mm512_ternarylogic_epi32(c, _mm512_set1_epi16(0xF), block_b,
+                                          0xEA);
+        }
+        _mm512_storeu_si512(out + k * 32, _mm512_permutexvar_epi16(idx, tv));
+      }
+    }
+  }
+
+  // Every row of Nvfp4HalfTable, as FillHalf.
+  static HWY_NOINLINE void FillAllHalf(const internal::MxDequantRow& a) {
+    const DU du;
+    const DF df;
+    alignas(64) static constexpr uint8_t kCodes[16] = {
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    const auto t = hn::Set(df, a.tensor_scale);
+    internal::Nvfp4HalfTable& tab = *a.nvfp4_half;
+    for (unsigned c = 0; c < 128; ++c) {
+      const auto d = hn::Set(df, a.scale_lut[c]);
+      for (size_t i = 0; i < 16; i += hn::Lanes(du)) {
+        Step(du, kCodes + i, d, t, reinterpret_cast<uint8_t*>(tab.row[c]) + 2 * i);
+      }
+    }
+    tab.have[0] = tab.have[1] = ~uint64_t{0};
+  }
+
   // Row c of Nvfp4HalfTable: the general step on the codes 0..15.
   static HWY_NOINLINE void FillHalf(const internal::MxDequantRow& a, unsigned c) {
     const DU du;
@@ -921,23 +986,15 @@ struct MxRowDequantizer {
       // row first, then only lookups.
       if (a.nvfp4_half != nullptr && a.nvfp4_half->fill_all &&
           a.cols % (4 * kBlock) == 0) {
-        internal::Nvfp4HalfTable& tab = *a.nvfp4_half;
-        for (unsigned c = 0; c < 128; ++c) {
-          if (((tab.have[c >> 6] >> (c & 63)) & 1) == 0) FillHalf(a, c);
+        FillAllHalf(a);
+        switch (a.group_bytes) {
+          case 0:
+            return Nvfp4HalfRows<0>(a);
+          case 8:
+            return Nvfp4HalfRows<8>(a);
+          default:
+            return Nvfp4HalfRows<16>(a);
         }
-        const size_t whole = a.cols / kBlock;
-        for (size_t r = 0; r < a.rows; ++r) {
-          internal::MxDequantRow b = a;
-          b.codes = a.codes + r * a.code_stride;
-          b.out = a.out + r * a.out_stride;
-          const uint8_t* sp = internal::MxScaleRow(a, r);
-          for (size_t k = 0; k < whole; k += 4, sp += a.stride4) {
-            uint8_t sc[4];
-            std::memcpy(sc, sp, 4);
-            Nvfp4Half4<true>(b, sc, k);
-          }
-        }
-        return;
       }
     }
 #endif

@@ -270,6 +270,15 @@ void UnpackDense6(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
   }
 }
 
+#if HWY_TARGET <= HWY_AVX3_DL
+// Byte 3j + b <- byte 4j + b (j < 16, b < 3); the last 16 bytes are unused.
+alignas(64) static constexpr uint8_t kDense6Bytes3Of4[64] = {
+    0,  1,  2,  4,  5,  6,  8,  9,  10, 12, 13, 14, 16, 17, 18, 20,
+    21, 22, 24, 25, 26, 28, 29, 30, 32, 33, 34, 36, 37, 38, 40, 41,
+    42, 44, 45, 46, 48, 49, 50, 52, 53, 54, 56, 57, 58, 60, 61, 62,
+    0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0};
+#endif
+
 // n codes (< 64) -> dense6 (ceil(n/4)*3 bytes; the final group zero-padded).
 void PackDense6(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
                 size_t n) {
@@ -280,11 +289,24 @@ void PackDense6(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
   const auto idx = hn::SetTableIndices(
       d32, N32 >= 16 ? kDense6Gather16 : (N32 == 8 ? kDense6Gather8 : kDense6Gather4));
   const auto step = [&](const uint8_t* src, uint8_t* dst) {
+#if HWY_TARGET <= HWY_AVX3_DL
+    // Codes c0..c3 of each u32 lane -> c0 | c1 << 6 | c2 << 12 | c3 << 18 by
+    // two multiply-adds (pairs c0 + 64 c1, then the pairs + 4096 times the
+    // next), then one vpermb gathers the low 3 bytes of every u32 lane.
+    (void)idx;
+    const __m512i pairs = _mm512_maddubs_epi16(hn::LoadU(d, src).raw,
+                                               _mm512_set1_epi16(0x4001));
+    const __m512i words = _mm512_madd_epi16(pairs, _mm512_set1_epi32(0x10000001));
+    hn::StoreU(hn::Vec<decltype(d)>{_mm512_permutexvar_epi8(
+                   hn::LoadU(d, kDense6Bytes3Of4).raw, words)},
+               d, dst);  // 3N/4 bytes meaningful
+#else
     auto v = PaddedCodec::Compact6<0>(d, hn::LoadU(d, src));
     if (N > 16) {
       v = hn::BitCast(d, hn::TableLookupLanes(hn::BitCast(d32, v), idx));
     }
     hn::StoreU(v, d, dst);  // 3N/4 bytes meaningful
+#endif
   };
   const size_t out_bytes = (n + 3) / 4 * 3;
   size_t i = 0;

@@ -462,6 +462,39 @@ bool EncodePaddedFused(Format from, Format elem, bool relu, const uint8_t* HWY_R
 
 #endif  // HWY_TARGET == HWY_SCALAR
 
+// e2m1 groups of 16 codes (8 bytes, `group_bytes` apart: dense4 8,
+// b4x16_p64 16) -> 16 f32 each. On AVX3_DL one broadcast load, vpmultishiftqb
+// (byte 4j of the vector takes bits [4j + 7 : 4j] of the group: code j in
+// bits [3:0]) and vpermps of the 16 values (index bits [3:0]). Returns false
+// (nothing written) on other targets.
+bool DecodeE2M1F32Groups(const uint8_t* HWY_RESTRICT in, size_t group_bytes,
+                         uint8_t* HWY_RESTRICT out, size_t groups) {
+#if HWY_TARGET <= HWY_AVX3_DL
+  const hn::Full512<uint32_t> du;
+  const __m512 values = _mm512_castsi512_ps(
+      FastDecodeNarrow<Format::kE2M1>::ToF32(du, hn::Iota(du, 0)).raw);
+  alignas(64) static constexpr uint8_t kShifts[64] = {
+      0,  0, 0, 0, 4,  0, 0, 0, 8,  0, 0, 0, 12, 0, 0, 0,  //
+      16, 0, 0, 0, 20, 0, 0, 0, 24, 0, 0, 0, 28, 0, 0, 0,  //
+      32, 0, 0, 0, 36, 0, 0, 0, 40, 0, 0, 0, 44, 0, 0, 0,  //
+      48, 0, 0, 0, 52, 0, 0, 0, 56, 0, 0, 0, 60, 0, 0, 0};
+  const __m512i shifts = _mm512_load_si512(kShifts);
+  for (size_t g = 0; g < groups; ++g) {
+    int64_t q;
+    std::memcpy(&q, in + g * group_bytes, 8);
+    const __m512i idx = _mm512_multishift_epi64_epi8(shifts, _mm512_set1_epi64(q));
+    _mm512_storeu_ps(out + 64 * g, _mm512_permutexvar_ps(idx, values));
+  }
+  return true;
+#else
+  (void)in;
+  (void)group_bytes;
+  (void)out;
+  (void)groups;
+  return false;
+#endif
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace mxpack
 HWY_AFTER_NAMESPACE();

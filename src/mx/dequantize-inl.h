@@ -894,69 +894,61 @@ struct MxRowDequantizer {
     const Table table;
     constexpr size_t kStep = kGroupBytes ? (kBlock / 16) * kGroupBytes : kBlock;
     constexpr size_t kOut = kBlock * kOutBytes;
-    internal::MxHalfTable& mx = *a.mx_half;
-    const uint16_t* HWY_RESTRICT tab = mx.rows;
-    const uint8_t* ready = mx.ready;
+    const uint16_t* HWY_RESTRICT tab = a.mx_half->rows;
+    const uint8_t* ready = a.mx_half->ready;
     const size_t whole = a.cols / kBlock;
     const size_t blocks = (a.cols + kBlock - 1) / kBlock;
     for (size_t r = 0; r < a.rows; ++r) {
       const uint8_t* row_codes = a.codes + r * a.code_stride;
       const uint8_t* row_scales = internal::MxScaleRow(a, r);
       uint8_t* row_out = a.out + r * a.out_stride;
-      // A block whose table row is not ready: fill it, or the other steps
-      // for scales the table does not take (fp8 out of its range).
-      const auto other = [&](size_t k, uint8_t c, uint8_t* out) HWY_ATTR {
-        if (Table::Takes(c)) {
-          FillMxHalf(a, c, mx.rows + c * Table::kEntries, Table::kEntries);
-          mx.ready[c] = 1;
-          table.Block(tab + c * Table::kEntries, row_codes + k * kStep,
-                      kGroupBytes, out);
-        } else {
-          OtherBlock(internal::MxRowAt(a, r), k, c, out);
-        }
-      };
       size_t k = 0;
       for (const uint8_t* sp = row_scales; k + 4 <= whole;
            k += 4, sp += a.stride4) {
         uint8_t sc[4];
         std::memcpy(sc, sp, 4);
+        if (HWY_UNLIKELY((ready[sc[0]] & ready[sc[1]] & ready[sc[2]] &
+                          ready[sc[3]]) == 0)) {
+          for (size_t j = 0; j < 4; ++j) {
+            TableSlowBlock(a, r, k + j, sc[j], row_out + (k + j) * kOut);
+          }
+          continue;
+        }
         const uint8_t* codes = row_codes + k * kStep;
         uint8_t* out = row_out + k * kOut;
-        if (HWY_LIKELY((ready[sc[0]] & ready[sc[1]] & ready[sc[2]] &
-                        ready[sc[3]]) != 0)) {
-          for (size_t j = 0; j < 4; ++j) {
-            table.Block(tab + sc[j] * Table::kEntries, codes + j * kStep,
-                        kGroupBytes, out + j * kOut);
-          }
-        } else {
-          for (size_t j = 0; j < 4; ++j) {
-            if (ready[sc[j]]) {
-              table.Block(tab + sc[j] * Table::kEntries, codes + j * kStep,
-                          kGroupBytes, out + j * kOut);
-            } else {
-              other(k + j, sc[j], out + j * kOut);
-            }
-          }
+        for (size_t j = 0; j < 4; ++j) {
+          table.Block(tab + sc[j] * Table::kEntries, codes + j * kStep,
+                      kGroupBytes, out + j * kOut);
         }
       }
       for (; k < blocks; ++k) {
-        const uint8_t c = row_scales[(k / 4) * a.stride4 + k % 4];
         // The last block may be ragged: its values go through a buffer (the
         // codes are padded to whole blocks).
         alignas(64) uint8_t buf[kOut];
-        uint8_t* out = k < whole ? row_out + k * kOut : buf;
-        if (ready[c]) {
-          table.Block(tab + c * Table::kEntries, row_codes + k * kStep,
-                      kGroupBytes, out);
-        } else {
-          other(k, c, out);
-        }
+        TableSlowBlock(a, r, k, row_scales[(k / 4) * a.stride4 + k % 4],
+                       k < whole ? row_out + k * kOut : buf);
         if (k == whole) {
           std::memcpy(row_out + whole * kOut, buf,
                       (a.cols - whole * kBlock) * kOutBytes);
         }
       }
     }
+  }
+
+  // Block k of row r with scale code c through the table (filling its row
+  // first if needed), or the other steps where the table does not take c.
+  static HWY_NOINLINE void TableSlowBlock(const internal::MxDequantRow& a,
+                                          size_t r, size_t k, uint8_t c,
+                                          uint8_t* HWY_RESTRICT out) {
+    if (!Table::Takes(c)) return OtherBlock(internal::MxRowAt(a, r), k, c, out);
+    internal::MxHalfTable& mx = *a.mx_half;
+    if (!mx.ready[c]) {
+      FillMxHalf(a, c, mx.rows + c * Table::kEntries, Table::kEntries);
+      mx.ready[c] = 1;
+    }
+    const size_t step = a.group_bytes ? (kBlock / 16) * a.group_bytes : kBlock;
+    Table().Block(mx.rows + c * Table::kEntries,
+                  a.codes + r * a.code_stride + k * step, a.group_bytes, out);
   }
 
   // Block k by the other steps.

@@ -796,18 +796,21 @@ struct MxRowDequantizer {
     const __m512i block_b =
         _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(16), 1);
     const size_t whole = a.cols / kBlock;
+    const size_t stride4 = a.stride4;  // (in a register: `out` may alias `a`)
     constexpr size_t kStep = kGroupBytes ? kGroupBytes : 16;  // per block
     for (size_t r = 0; r < a.rows; ++r) {
       const uint8_t* codes = a.codes + r * a.code_stride;
       uint8_t* out = a.out + r * a.out_stride;
       const uint8_t* sp = internal::MxScaleRow(a, r);
       for (size_t k = 0; k < whole; k += 2) {
-        const uint8_t* s2 = sp + (k / 4) * a.stride4 + k % 4;
+        // Scale bytes k, k + 1: consecutive (k is even).
+        uint16_t pair;
+        std::memcpy(&pair, sp + (k / 4) * stride4 + k % 4, 2);
         const __m512i tv = _mm512_inserti64x4(
             _mm512_castsi256_si512(_mm256_load_si256(
-                reinterpret_cast<const __m256i*>(tab.row[s2[0] & 0x7F]))),
+                reinterpret_cast<const __m256i*>(tab.row[pair & 0x7F]))),
             _mm256_load_si256(
-                reinterpret_cast<const __m256i*>(tab.row[s2[1] & 0x7F])),
+                reinterpret_cast<const __m256i*>(tab.row[(pair >> 8) & 0x7F])),
             1);
         const uint8_t* g = codes + k * kStep;
         __m512i idx;
@@ -898,13 +901,14 @@ struct MxRowDequantizer {
     const uint8_t* ready = a.mx_half->ready;
     const size_t whole = a.cols / kBlock;
     const size_t blocks = (a.cols + kBlock - 1) / kBlock;
+    const size_t stride4 = a.stride4;  // (in a register: `out` may alias `a`)
     for (size_t r = 0; r < a.rows; ++r) {
       const uint8_t* row_codes = a.codes + r * a.code_stride;
       const uint8_t* row_scales = internal::MxScaleRow(a, r);
       uint8_t* row_out = a.out + r * a.out_stride;
       size_t k = 0;
       for (const uint8_t* sp = row_scales; k + 4 <= whole;
-           k += 4, sp += a.stride4) {
+           k += 4, sp += stride4) {
         uint8_t sc[4];
         std::memcpy(sc, sp, 4);
         if (HWY_UNLIKELY((ready[sc[0]] & ready[sc[1]] & ready[sc[2]] &

@@ -122,7 +122,6 @@ struct NoHalfBlocks {
   void Block(uint8_t, const uint8_t*, size_t, uint8_t*) const {}
 };
 
-
 #undef MXPACK_HAVE_DEQUANT_FAST512  // per target: this header is re-included
 #undef MXPACK_HAVE_DEQUANT_TABLE512
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
@@ -580,8 +579,8 @@ class TableBlocks512 {
             0xFF00,
             _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + off1)));
         idx = _mm512_srlv_epi16(
-            _mm512_shuffle_epi8(v, group_bytes == 16 ? dense6_bytes16_
-                                                     : dense6_bytes12_),
+            _mm512_shuffle_epi8(
+                v, group_bytes == 16 ? dense6_bytes16_ : dense6_bytes12_),
             six_shift_);
       } else {
         idx = _mm512_cvtepu8_epi16(
@@ -592,8 +591,8 @@ class TableBlocks512 {
     } else {
       const __m512i c = _mm512_cvtepi8_epi16(
           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes)));
-      const __m512i lo = _mm512_permutex2var_epi16(
-          _mm512_load_si512(row), c, _mm512_load_si512(row + 32));
+      const __m512i lo = _mm512_permutex2var_epi16(_mm512_load_si512(row), c,
+                                                   _mm512_load_si512(row + 32));
       const __m512i hi = _mm512_permutex2var_epi16(
           _mm512_load_si512(row + 64), c, _mm512_load_si512(row + 96));
       y = _mm512_ternarylogic_epi32(
@@ -624,7 +623,8 @@ class TableBlocks512 {
   }
   static constexpr Bytes64 SixShift() {
     Bytes64 r{};
-    for (int l = 0; l < 32; ++l) r.b[2 * l] = static_cast<uint8_t>(6 * (l % 16) % 8);
+    for (int l = 0; l < 32; ++l)
+      r.b[2 * l] = static_cast<uint8_t>(6 * (l % 16) % 8);
     return r;
   }
   static constexpr Bytes64 kSixShift = SixShift();
@@ -758,26 +758,25 @@ struct MxRowDequantizer {
       const __m512i tv =
           _mm512_inserti64x4(_mm512_castsi256_si512(row_of(sc[p])), row_of(sc[p + 1]), 1);
       __m512i idx;
-#ifdef MXPACK_HAVE_DEQUANT_TABLE512
       if (a.group_bytes != 0) {
         // idx = (c & 0xF) | block_b: (A & B) | C.
         const uint8_t* g = a.codes + (k + p) * a.group_bytes;
-        idx = _mm512_ternarylogic_epi32(Fp4GroupsToU16(g, g + a.group_bytes),
-                                        _mm512_set1_epi16(0xF), block_b, 0xEA);
-      } else
-#endif
-      if (a.group_bytes != 0) {
+#ifdef MXPACK_HAVE_DEQUANT_TABLE512
+        const __m512i c = Fp4GroupsToU16(g, g + a.group_bytes);
+#else
         // Byte j feeds lanes 2j (with the odd code in bits 4..7) and
-        // 2j + 1 (shifted down by 4); idx = (c & 0xF) | block_b: (A & B) | C.
-        const uint8_t* g = a.codes + (k + p) * a.group_bytes;
+        // 2j + 1 (shifted down by 4).
         const __m128i b = _mm_unpacklo_epi64(
             _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g)),
-            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + a.group_bytes)));
+            _mm_loadl_epi64(
+                reinterpret_cast<const __m128i*>(g + a.group_bytes)));
         const __m512i c = _mm512_srlv_epi16(
-            _mm512_cvtepu8_epi16(
-                _mm256_set_m128i(_mm_unpackhi_epi8(b, b), _mm_unpacklo_epi8(b, b))),
+            _mm512_cvtepu8_epi16(_mm256_set_m128i(_mm_unpackhi_epi8(b, b),
+                                                  _mm_unpacklo_epi8(b, b))),
             _mm512_set1_epi32(0x00040000));
-        idx = _mm512_ternarylogic_epi32(c, _mm512_set1_epi16(0xF), block_b, 0xEA);
+#endif
+        idx =
+            _mm512_ternarylogic_epi32(c, _mm512_set1_epi16(0xF), block_b, 0xEA);
       } else {
         idx = _mm512_or_si512(
             _mm512_cvtepu8_epi16(
@@ -825,7 +824,8 @@ struct MxRowDequantizer {
 #else
           const __m128i b = _mm_unpacklo_epi64(
               _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g)),
-              _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + kGroupBytes)));
+              _mm_loadl_epi64(
+                  reinterpret_cast<const __m128i*>(g + kGroupBytes)));
           const __m512i c = _mm512_srlv_epi16(
               _mm512_cvtepu8_epi16(_mm256_set_m128i(_mm_unpackhi_epi8(b, b),
                                                     _mm_unpacklo_epi8(b, b))),
@@ -850,7 +850,8 @@ struct MxRowDequantizer {
     for (unsigned c = 0; c < 128; ++c) {
       const auto d = hn::Set(df, a.scale_lut[c]);
       for (size_t i = 0; i < 16; i += hn::Lanes(du)) {
-        Step(du, kCodes + i, d, t, reinterpret_cast<uint8_t*>(tab.row[c]) + 2 * i);
+        Step(du, kCodes + i, d, t,
+             reinterpret_cast<uint8_t*>(tab.row[c]) + 2 * i);
       }
     }
     tab.have[0] = tab.have[1] = ~uint64_t{0};
@@ -956,14 +957,15 @@ struct MxRowDequantizer {
   }
 
   // Block k by the other steps.
-  static HWY_NOINLINE void OtherBlock(const internal::MxDequantRow& a,
-                                      size_t k, uint8_t scale,
+  static HWY_NOINLINE void OtherBlock(const internal::MxDequantRow& a, size_t k,
+                                      uint8_t scale,
                                       uint8_t* HWY_RESTRICT out) {
     // (As Row: e5m2 values are not all normal f16s.)
     constexpr bool kUseHalf = !(kTo == Format::kF16 && kElem == Format::kE5M2);
-    using Half = std::conditional_t<
-        kUseHalf, HalfBlocks512<kElem, kUseHalf ? kTo : Format::kBF16>,
-        NoHalfBlocks>;
+    using Half =
+        std::conditional_t<kUseHalf,
+                           HalfBlocks512<kElem, kUseHalf ? kTo : Format::kBF16>,
+                           NoHalfBlocks>;
     Block(a, FastBlocks512<kElem, kNvfp4, kTo>(a.tensor_scale), Half(), k,
           scale, out);
   }
@@ -1069,8 +1071,8 @@ struct MxRowDequantizer {
     if (rest != 0) {
       // The codes are padded to whole blocks; the values go through a buffer.
       alignas(64) uint8_t buf[kOut];
-      Block(a, fast, half, whole,
-            a.scales[(whole / 4) * a.stride4 + whole % 4], buf);
+      Block(a, fast, half, whole, a.scales[(whole / 4) * a.stride4 + whole % 4],
+            buf);
       std::memcpy(a.out + whole * kOut, buf, rest * kOutBytes);
     }
   }

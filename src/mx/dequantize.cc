@@ -157,9 +157,10 @@ void DequantizeMxSimd(const MxTensorView& q, Format to, uint8_t* out,
   }
   for (size_t r = 0; r < s.rows; ++r) {
     // Sizes are consistent by construction, so Unpack cannot fail.
-    (void)Unpack(layout,
-                 absl::MakeConstSpan(q.elements.data() + r * row_bytes, row_bytes),
-                 absl::MakeSpan(codes), impl);
+    (void)Unpack(
+        layout,
+        absl::MakeConstSpan(q.elements.data() + r * row_bytes, row_bytes),
+        absl::MakeSpan(codes), impl);
     MxDequantRow b = MxRowAt(a, r);
     b.codes = codes.data();
     kernel(s.format, to, b);

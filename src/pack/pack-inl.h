@@ -294,9 +294,10 @@ void PackDense6(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
     // two multiply-adds (pairs c0 + 64 c1, then the pairs + 4096 times the
     // next), then one vpermb gathers the low 3 bytes of every u32 lane.
     (void)idx;
-    const __m512i pairs = _mm512_maddubs_epi16(hn::LoadU(d, src).raw,
-                                               _mm512_set1_epi16(0x4001));
-    const __m512i words = _mm512_madd_epi16(pairs, _mm512_set1_epi32(0x10000001));
+    const __m512i pairs =
+        _mm512_maddubs_epi16(hn::LoadU(d, src).raw, _mm512_set1_epi16(0x4001));
+    const __m512i words =
+        _mm512_madd_epi16(pairs, _mm512_set1_epi32(0x10000001));
     hn::StoreU(hn::Vec<decltype(d)>{_mm512_permutexvar_epi8(
                    hn::LoadU(d, kDense6Bytes3Of4).raw, words)},
                d, dst);  // 3N/4 bytes meaningful
@@ -482,7 +483,8 @@ bool DecodeE2M1F32Groups(const uint8_t* HWY_RESTRICT in, size_t group_bytes,
   for (size_t g = 0; g < groups; ++g) {
     int64_t q;
     std::memcpy(&q, in + g * group_bytes, 8);
-    const __m512i idx = _mm512_multishift_epi64_epi8(shifts, _mm512_set1_epi64(q));
+    const __m512i idx =
+        _mm512_multishift_epi64_epi8(shifts, _mm512_set1_epi64(q));
     _mm512_storeu_ps(out + 64 * g, _mm512_permutexvar_ps(idx, values));
   }
   return true;

@@ -209,7 +209,8 @@ absl::Status DecodePacked(Layout src, Format elem, Format to,
     // Whole groups of 16 by the fused kernel where the target has one.
     const size_t groups = n / 16;
     if (Pick(HWY_DISPATCH_TABLE(DecodeE2M1F32Groups), impl)(
-            packed.data(), src == Layout::kDense4 ? 8 : 16, out.data(), groups)) {
+            packed.data(), src == Layout::kDense4 ? 8 : 16, out.data(),
+            groups)) {
       done = 16 * groups;
     }
   }

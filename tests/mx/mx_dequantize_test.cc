@@ -187,8 +187,8 @@ TEST(MxDequantizeSimd, TableThresholdAndScaleSpread) {
             [](size_t, size_t k) {
               // fp8 table range edges: e4m3 codes 10..246, e5m2 17..239
               // (2^-117..2^119, 2^-110..2^112), NaN 0xFF, 0.
-              constexpr uint8_t kEdges[] = {9,   10,  246, 247, 16,
-                                            17,  239, 240, 255, 0};
+              constexpr uint8_t kEdges[] = {9,  10,  246, 247, 16,
+                                            17, 239, 240, 255, 0};
               return k < std::size(kEdges) ? kEdges[k]
                                            : static_cast<uint8_t>(k * 67 + 3);
             });

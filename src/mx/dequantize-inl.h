@@ -801,40 +801,42 @@ struct MxRowDequantizer {
       const uint8_t* codes = a.codes + r * a.code_stride;
       uint8_t* out = a.out + r * a.out_stride;
       const uint8_t* sp = internal::MxScaleRow(a, r);
-      for (size_t k = 0; k < whole; k += 2) {
-        // Scale bytes k, k + 1: consecutive (k is even).
-        uint16_t pair;
-        std::memcpy(&pair, sp + (k / 4) * stride4 + k % 4, 2);
-        const __m512i tv = _mm512_inserti64x4(
-            _mm512_castsi256_si512(_mm256_load_si256(
-                reinterpret_cast<const __m256i*>(tab.row[pair & 0x7F]))),
-            _mm256_load_si256(
-                reinterpret_cast<const __m256i*>(tab.row[(pair >> 8) & 0x7F])),
-            1);
-        const uint8_t* g = codes + k * kStep;
-        __m512i idx;
-        if constexpr (kGroupBytes == 0) {
-          idx = _mm512_or_si512(_mm512_cvtepu8_epi16(_mm256_loadu_si256(
-                                    reinterpret_cast<const __m256i*>(g))),
-                                block_b);
-        } else {
-          // idx = (c & 0xF) | block_b: (A & B) | C.
+      for (size_t k = 0; k < whole; k += 4, sp += stride4) {
+        uint32_t sc;  // scale bytes k..k + 3
+        std::memcpy(&sc, sp, 4);
+        for (size_t p = 0; p < 4; p += 2, sc >>= 16) {
+          const __m512i tv = _mm512_inserti64x4(
+              _mm512_castsi256_si512(_mm256_load_si256(
+                  reinterpret_cast<const __m256i*>(tab.row[sc & 0x7F]))),
+              _mm256_load_si256(reinterpret_cast<const __m256i*>(
+                  tab.row[(sc >> 8) & 0x7F])),
+              1);
+          const uint8_t* g = codes + (k + p) * kStep;
+          __m512i idx;
+          if constexpr (kGroupBytes == 0) {
+            idx = _mm512_or_si512(_mm512_cvtepu8_epi16(_mm256_loadu_si256(
+                                      reinterpret_cast<const __m256i*>(g))),
+                                  block_b);
+          } else {
+            // idx = (c & 0xF) | block_b: (A & B) | C.
 #ifdef MXPACK_HAVE_DEQUANT_TABLE512
-          const __m512i c = Fp4GroupsToU16(g, g + kGroupBytes);
+            const __m512i c = Fp4GroupsToU16(g, g + kGroupBytes);
 #else
-          const __m128i b = _mm_unpacklo_epi64(
-              _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g)),
-              _mm_loadl_epi64(
-                  reinterpret_cast<const __m128i*>(g + kGroupBytes)));
-          const __m512i c = _mm512_srlv_epi16(
-              _mm512_cvtepu8_epi16(_mm256_set_m128i(_mm_unpackhi_epi8(b, b),
-                                                    _mm_unpacklo_epi8(b, b))),
-              _mm512_set1_epi32(0x00040000));
+            const __m128i b = _mm_unpacklo_epi64(
+                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g)),
+                _mm_loadl_epi64(
+                    reinterpret_cast<const __m128i*>(g + kGroupBytes)));
+            const __m512i c = _mm512_srlv_epi16(
+                _mm512_cvtepu8_epi16(_mm256_set_m128i(
+                    _mm_unpackhi_epi8(b, b), _mm_unpacklo_epi8(b, b))),
+                _mm512_set1_epi32(0x00040000));
 #endif
-          idx = _mm512_ternarylogic_epi32(c, _mm512_set1_epi16(0xF), block_b,
-                                          0xEA);
+            idx = _mm512_ternarylogic_epi32(c, _mm512_set1_epi16(0xF),
+                                            block_b, 0xEA);
+          }
+          _mm512_storeu_si512(out + (k + p) * 32,
+                              _mm512_permutexvar_epi16(idx, tv));
         }
-        _mm512_storeu_si512(out + k * 32, _mm512_permutexvar_epi16(idx, tv));
       }
     }
   }

@@ -45,6 +45,20 @@ struct Nvfp4HalfTable {
   alignas(32) uint16_t row[128][16];
 };
 
+// MX into bf16 / f16 (calls of kMxHalfMinBlocks blocks or more): per scale
+// code, the general step's results of the element codes (fp4: the 16 codes,
+// twice; fp6: the 64 codes; fp8: the 128 magnitudes, NaN stored as 0xFFFF),
+// filled on first use within one call (so in the call's floating-point
+// environment). `rows` holds 256 rows of MxHalfTableEntries(bits).
+struct MxHalfTable {
+  uint8_t ready[256] = {};  // 1: row filled (and the kernel takes the scale)
+  uint16_t* rows = nullptr;
+};
+inline constexpr size_t kMxHalfMinBlocks = 64;
+constexpr size_t MxHalfTableEntries(int bits) {
+  return bits == 4 ? 32 : (bits == 6 ? 64 : 128);
+}
+
 // One row of a validated MX / NVFP4 tensor to dequantize.
 struct MxDequantRow {
   // The row's elements: cols_padded codes, one per byte, or (group_bytes
@@ -62,7 +76,33 @@ struct MxDequantRow {
   size_t cols;
   uint8_t* out;  // cols values of the output format
   Nvfp4HalfTable* nvfp4_half;  // NVFP4 into bf16 / f16, else null
+  MxHalfTable* mx_half;        // see MxHalfTable, else null
+  // Rows 0..rows-1 of the call: row r's codes, scales and output are at
+  // codes + r * code_stride, MxScaleRow(*this, r) and out + r * out_stride.
+  size_t rows = 1;
+  size_t code_stride = 0, out_stride = 0;
+  // Scales: linear rows scale_row_stride apart (scale_tile_stride 0), or
+  // tcgen05 tiles of 128 rows scale_tile_stride apart.
+  size_t scale_row_stride = 0, scale_tile_stride = 0;
 };
+
+// The first scale byte of row r (docs/semantics.md section 5: in a tcgen05
+// tile, row r's blocks 0..3 start at (r % 32) * 16 + (r % 128 / 32) * 4).
+inline const uint8_t* MxScaleRow(const MxDequantRow& a, size_t r) {
+  if (a.scale_tile_stride == 0) return a.scales + r * a.scale_row_stride;
+  return a.scales + (r / 128) * a.scale_tile_stride + (r % 32) * 16 +
+         (r % 128 / 32) * 4;
+}
+
+// Row r of `a` as a one-row MxDequantRow.
+inline MxDequantRow MxRowAt(const MxDequantRow& a, size_t r) {
+  MxDequantRow b = a;
+  b.codes = a.codes + r * a.code_stride;
+  b.scales = MxScaleRow(a, r);
+  b.out = a.out + r * a.out_stride;
+  b.rows = 1;
+  return b;
+}
 
 }  // namespace mxpack::internal
 #endif  // MXPACK_SRC_MX_DEQUANTIZE_ARGS_
@@ -83,6 +123,7 @@ struct NoHalfBlocks {
 };
 
 #undef MXPACK_HAVE_DEQUANT_FAST512  // per target: this header is re-included
+#undef MXPACK_HAVE_DEQUANT_TABLE512
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
 #define MXPACK_HAVE_DEQUANT_FAST512 1
 // AVX-512 blocks, 16 elements per step, decoded by a table or the f16
@@ -452,6 +493,151 @@ class HalfBlocks512 {
   const __m512i dense6_index16_ = Dense6Index16();
   const __m512i dense6_shift16_ = Dense6Shift16();
 };
+#if HWY_TARGET <= HWY_AVX3_DL
+#define MXPACK_HAVE_DEQUANT_TABLE512 1
+// Two groups of 16 packed fp4 codes (8 bytes each) -> u16 lanes 0..15 and
+// 16..31 with the code in bits [3:0] (bits [7:4] hold the next code):
+// qwords 0..3 get group 0, 4..7 group 1 (broadcast loads), and
+// vpmultishiftqb gives byte 2m of qword k the bits from 4 (4 (k % 4) + m).
+HWY_INLINE __m512i Fp4GroupsToU16(const uint8_t* g0, const uint8_t* g1) {
+  struct Shifts {
+    alignas(64) uint8_t b[64];
+  };
+  static constexpr Shifts kShifts = [] {
+    Shifts r{};
+    for (int k = 0; k < 8; ++k) {
+      for (int m = 0; m < 4; ++m) {
+        r.b[8 * k + 2 * m] = static_cast<uint8_t>(16 * (k % 4) + 4 * m);
+      }
+    }
+    return r;
+  }();
+  int64_t q0, q1;
+  std::memcpy(&q0, g0, 8);
+  std::memcpy(&q1, g1, 8);
+  return _mm512_multishift_epi64_epi8(
+      _mm512_load_si512(kShifts.b),
+      _mm512_mask_set1_epi64(_mm512_set1_epi64(q0), 0xF0, q1));
+}
+
+// MX blocks into bf16 or f16 on AVX3_DL, 32 elements per step, looked up in
+// the block's MxHalfTable row (the general step's results, so exact for
+// every scale it takes):
+// - fp4: vpermw on the 16 signed results (twice: index bit 4 is ignored);
+// - fp6: vpermt2w on the 64 signed results (index bits [5:0]);
+// - fp8: two vpermt2w on the 128 magnitudes, bit 6 selects, then the code's
+//   sign: bit 15 = sign & ~t15 with the rest of t (ternary logic 0x58 =
+//   C ? (B & ~A) : A), so NaN rows (0xFFFF) give 0x7FFF. The sign is only
+//   applied where e * 2^s is an exact normal f32 for every element (s in
+//   [kSLo, kSHi]; the NaN scale too), so the result of -e is the result of e
+//   with the sign set, in every rounding mode; other blocks take the other
+//   steps.
+// Packed groups are read by broadcast loads; fp4 codes reach their u16 lanes
+// by vpmultishiftqb, fp6 codes by vpshufb of byte pairs and a variable shift
+// (the bits above a code are the next code's and are not read).
+template <Format kElem, Format kTo>
+class TableBlocks512 {
+  static constexpr internal::FastFormat kT = internal::FastFormatOf(kElem);
+  static constexpr int kELo = 1 - kT.bias - kT.man_bits;  // log2 min |e|
+  static constexpr int kEHi =
+      static_cast<int>(kT.max_code >> kT.man_bits) - kT.bias;
+
+ public:
+  static constexpr size_t kEntries = internal::MxHalfTableEntries(kT.bits);
+  static constexpr int kSLo = -126 - kELo, kSHi = 127 - kEHi;
+
+  static bool Takes(uint8_t scale) {
+    if (kT.bits != 8) return true;
+    const int s = static_cast<int>(scale) - 127;
+    return scale == 0xFF || (s >= kSLo && s <= kSHi);
+  }
+
+  HWY_INLINE void Block(const uint16_t* HWY_RESTRICT row,
+                        const uint8_t* HWY_RESTRICT codes, size_t group_bytes,
+                        uint8_t* HWY_RESTRICT out) const {
+    __m512i y;
+    if constexpr (kT.bits == 4) {
+      __m512i idx;
+      if (group_bytes != 0) {
+        idx = Fp4GroupsToU16(codes, codes + group_bytes);
+      } else {
+        idx = _mm512_cvtepu8_epi16(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes)));
+      }
+      y = _mm512_permutexvar_epi16(idx, _mm512_load_si512(row));
+    } else if constexpr (kT.bits == 6) {
+      __m512i idx;
+      if (group_bytes != 0) {
+        // 128-bit lanes 0, 1 get group 0 and lanes 2, 3 group 1 (broadcast
+        // loads; a dense6 group 1 from 4 bytes before it, so that no load
+        // passes the row's end); u16 lane r of lane q gets the byte pair
+        // of code 8 (q % 2) + r, shifted into bits [5:0].
+        const size_t off1 = group_bytes == 16 ? 16 : 8;
+        const __m512i v = _mm512_mask_broadcast_i32x4(
+            _mm512_broadcast_i32x4(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes))),
+            0xFF00,
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + off1)));
+        idx = _mm512_srlv_epi16(
+            _mm512_shuffle_epi8(
+                v, group_bytes == 16 ? dense6_bytes16_ : dense6_bytes12_),
+            six_shift_);
+      } else {
+        idx = _mm512_cvtepu8_epi16(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes)));
+      }
+      y = _mm512_permutex2var_epi16(_mm512_load_si512(row), idx,
+                                    _mm512_load_si512(row + 32));
+    } else {
+      const __m512i c = _mm512_cvtepi8_epi16(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes)));
+      const __m512i lo = _mm512_permutex2var_epi16(_mm512_load_si512(row), c,
+                                                   _mm512_load_si512(row + 32));
+      const __m512i hi = _mm512_permutex2var_epi16(
+          _mm512_load_si512(row + 64), c, _mm512_load_si512(row + 96));
+      y = _mm512_ternarylogic_epi32(
+          _mm512_mask_blend_epi16(
+              _mm512_test_epi16_mask(c, _mm512_set1_epi16(0x40)), lo, hi),
+          c, _mm512_set1_epi16(INT16_MIN), 0x58);
+    }
+    _mm512_storeu_si512(out, y);
+  }
+
+ private:
+  struct Bytes64 {
+    alignas(64) uint8_t b[64];
+  };
+  // u16 lane r of 128-bit lane q: the byte pair from byte 6j / 8 of the
+  // group (j = 8 (q % 2) + r), which starts `first1` bytes into lanes 2, 3;
+  // shifted right by 6j % 8.
+  static constexpr Bytes64 Dense6Bytes(int first1) {
+    Bytes64 r{};
+    for (int q = 0; q < 4; ++q) {
+      for (int l = 0; l < 8; ++l) {
+        const int j = 8 * (q % 2) + l, b = 6 * j / 8 + (q >= 2 ? first1 : 0);
+        r.b[16 * q + 2 * l] = static_cast<uint8_t>(b);
+        r.b[16 * q + 2 * l + 1] = static_cast<uint8_t>(b + 1);
+      }
+    }
+    return r;
+  }
+  static constexpr Bytes64 SixShift() {
+    Bytes64 r{};
+    for (int l = 0; l < 32; ++l)
+      r.b[2 * l] = static_cast<uint8_t>(6 * (l % 16) % 8);
+    return r;
+  }
+  static constexpr Bytes64 kSixShift = SixShift();
+  static constexpr Bytes64 kDense6Bytes12 = Dense6Bytes(4),
+                           kDense6Bytes16 = Dense6Bytes(0);
+
+  static __m512i Load(const Bytes64& v) { return _mm512_load_si512(v.b); }
+
+  const __m512i six_shift_ = Load(kSixShift);
+  const __m512i dense6_bytes12_ = Load(kDense6Bytes12);
+  const __m512i dense6_bytes16_ = Load(kDense6Bytes16);
+};
+#endif  // HWY_TARGET <= HWY_AVX3_DL
 #endif  // HWY_TARGET <= HWY_AVX3
 
 // kElem: the element format; kNvfp4: 16-element blocks scaled by (e * d) * t;
@@ -528,6 +714,30 @@ struct MxRowDequantizer {
       Step(du, codes + i, vd, t, out + i * kOutBytes);
   }
 
+  // Row c of MxHalfTable (`entries` values): the general step on the
+  // element codes 0..entries-1 (fp4: 0..15 twice; fp8: the magnitudes, NaN
+  // results flagged as 0xFFFF).
+  static HWY_NOINLINE void FillMxHalf(const internal::MxDequantRow& a,
+                                      unsigned c, uint16_t* row,
+                                      size_t entries) {
+    const DU du;
+    const DF df;
+    uint8_t codes[128];
+    for (size_t i = 0; i < 128; ++i) codes[i] = static_cast<uint8_t>(i);
+    const size_t n = HWY_MIN(size_t{1} << kBits, entries);
+    const auto d = hn::Set(df, a.scale_lut[c]);
+    const auto t = hn::Set(df, a.tensor_scale);
+    for (size_t i = 0; i < n; i += hn::Lanes(du)) {
+      Step(du, codes + i, d, t, reinterpret_cast<uint8_t*>(row) + 2 * i);
+    }
+    for (size_t i = n; i < entries; ++i) row[i] = row[i - n];
+    if (kBits == 8) {
+      for (size_t i = 0; i < n; ++i) {
+        if (row[i] == 0x7FFF) row[i] = 0xFFFF;
+      }
+    }
+  }
+
 #ifdef MXPACK_HAVE_DEQUANT_FAST512
   // NVFP4 into bf16 / f16 on AVX-512: blocks k..k+3 (scale codes sc) by
   // table lookup, two blocks per vpermw: their rows of Nvfp4HalfTable in
@@ -549,17 +759,24 @@ struct MxRowDequantizer {
           _mm512_inserti64x4(_mm512_castsi256_si512(row_of(sc[p])), row_of(sc[p + 1]), 1);
       __m512i idx;
       if (a.group_bytes != 0) {
-        // Byte j feeds lanes 2j (with the odd code in bits 4..7) and
-        // 2j + 1 (shifted down by 4); idx = (c & 0xF) | block_b: (A & B) | C.
+        // idx = (c & 0xF) | block_b: (A & B) | C.
         const uint8_t* g = a.codes + (k + p) * a.group_bytes;
+#ifdef MXPACK_HAVE_DEQUANT_TABLE512
+        const __m512i c = Fp4GroupsToU16(g, g + a.group_bytes);
+#else
+        // Byte j feeds lanes 2j (with the odd code in bits 4..7) and
+        // 2j + 1 (shifted down by 4).
         const __m128i b = _mm_unpacklo_epi64(
             _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g)),
-            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + a.group_bytes)));
+            _mm_loadl_epi64(
+                reinterpret_cast<const __m128i*>(g + a.group_bytes)));
         const __m512i c = _mm512_srlv_epi16(
-            _mm512_cvtepu8_epi16(
-                _mm256_set_m128i(_mm_unpackhi_epi8(b, b), _mm_unpacklo_epi8(b, b))),
+            _mm512_cvtepu8_epi16(_mm256_set_m128i(_mm_unpackhi_epi8(b, b),
+                                                  _mm_unpacklo_epi8(b, b))),
             _mm512_set1_epi32(0x00040000));
-        idx = _mm512_ternarylogic_epi32(c, _mm512_set1_epi16(0xF), block_b, 0xEA);
+#endif
+        idx =
+            _mm512_ternarylogic_epi32(c, _mm512_set1_epi16(0xF), block_b, 0xEA);
       } else {
         idx = _mm512_or_si512(
             _mm512_cvtepu8_epi16(
@@ -568,6 +785,78 @@ struct MxRowDequantizer {
       }
       _mm512_storeu_si512(a.out + (k + p) * 32, _mm512_permutexvar_epi16(idx, tv));
     }
+  }
+
+  // Every row of `a` (whole groups of 4 blocks, every table row filled) as
+  // Nvfp4Half4, for group_bytes kGroupBytes.
+  template <size_t kGroupBytes>
+  static HWY_INLINE void Nvfp4HalfRows(const internal::MxDequantRow& a) {
+    const internal::Nvfp4HalfTable& tab = *a.nvfp4_half;
+    const __m512i block_b =
+        _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(16), 1);
+    const size_t whole = a.cols / kBlock;
+    const size_t stride4 = a.stride4;  // (in a register: `out` may alias `a`)
+    constexpr size_t kStep = kGroupBytes ? kGroupBytes : 16;  // per block
+    for (size_t r = 0; r < a.rows; ++r) {
+      const uint8_t* codes = a.codes + r * a.code_stride;
+      uint8_t* out = a.out + r * a.out_stride;
+      const uint8_t* sp = internal::MxScaleRow(a, r);
+      for (size_t k = 0; k < whole; k += 4, sp += stride4) {
+        uint32_t sc;  // scale bytes k..k + 3
+        std::memcpy(&sc, sp, 4);
+        for (size_t p = 0; p < 4; p += 2, sc >>= 16) {
+          const __m512i tv = _mm512_inserti64x4(
+              _mm512_castsi256_si512(_mm256_load_si256(
+                  reinterpret_cast<const __m256i*>(tab.row[sc & 0x7F]))),
+              _mm256_load_si256(reinterpret_cast<const __m256i*>(
+                  tab.row[(sc >> 8) & 0x7F])),
+              1);
+          const uint8_t* g = codes + (k + p) * kStep;
+          __m512i idx;
+          if constexpr (kGroupBytes == 0) {
+            idx = _mm512_or_si512(_mm512_cvtepu8_epi16(_mm256_loadu_si256(
+                                      reinterpret_cast<const __m256i*>(g))),
+                                  block_b);
+          } else {
+            // idx = (c & 0xF) | block_b: (A & B) | C.
+#ifdef MXPACK_HAVE_DEQUANT_TABLE512
+            const __m512i c = Fp4GroupsToU16(g, g + kGroupBytes);
+#else
+            const __m128i b = _mm_unpacklo_epi64(
+                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g)),
+                _mm_loadl_epi64(
+                    reinterpret_cast<const __m128i*>(g + kGroupBytes)));
+            const __m512i c = _mm512_srlv_epi16(
+                _mm512_cvtepu8_epi16(_mm256_set_m128i(
+                    _mm_unpackhi_epi8(b, b), _mm_unpacklo_epi8(b, b))),
+                _mm512_set1_epi32(0x00040000));
+#endif
+            idx = _mm512_ternarylogic_epi32(c, _mm512_set1_epi16(0xF),
+                                            block_b, 0xEA);
+          }
+          _mm512_storeu_si512(out + (k + p) * 32,
+                              _mm512_permutexvar_epi16(idx, tv));
+        }
+      }
+    }
+  }
+
+  // Every row of Nvfp4HalfTable, as FillHalf.
+  static HWY_NOINLINE void FillAllHalf(const internal::MxDequantRow& a) {
+    const DU du;
+    const DF df;
+    alignas(64) static constexpr uint8_t kCodes[16] = {
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    const auto t = hn::Set(df, a.tensor_scale);
+    internal::Nvfp4HalfTable& tab = *a.nvfp4_half;
+    for (unsigned c = 0; c < 128; ++c) {
+      const auto d = hn::Set(df, a.scale_lut[c]);
+      for (size_t i = 0; i < 16; i += hn::Lanes(du)) {
+        Step(du, kCodes + i, d, t,
+             reinterpret_cast<uint8_t*>(tab.row[c]) + 2 * i);
+      }
+    }
+    tab.have[0] = tab.have[1] = ~uint64_t{0};
   }
 
   // Row c of Nvfp4HalfTable: the general step on the codes 0..15.
@@ -584,6 +873,133 @@ struct MxRowDequantizer {
     a.nvfp4_half->have[c >> 6] |= uint64_t{1} << (c & 63);
   }
 #endif
+
+  // MX into bf16 / f16: MxHalfTable rows (where the kernel has them).
+  static constexpr bool kHalfTable = !kNvfp4 && kTo != Format::kF32;
+
+#ifdef MXPACK_HAVE_DEQUANT_TABLE512
+  using Table = TableBlocks512<kElem, kHalfTable ? kTo : Format::kBF16>;
+
+  // Rows whose blocks are looked up in MxHalfTable rows where the table
+  // takes their scale; the other blocks take the other steps.
+  static HWY_NOINLINE void TableRows(const internal::MxDequantRow& a) {
+    switch (a.group_bytes) {
+      case 0:
+        return TableRowsT<0>(a);
+      case 8:
+        return TableRowsT<8>(a);
+      case 12:
+        return TableRowsT<12>(a);
+      default:
+        return TableRowsT<16>(a);
+    }
+  }
+
+  template <size_t kGroupBytes>
+  static HWY_INLINE void TableRowsT(const internal::MxDequantRow& a) {
+    const Table table;
+    constexpr size_t kStep = kGroupBytes ? (kBlock / 16) * kGroupBytes : kBlock;
+    constexpr size_t kOut = kBlock * kOutBytes;
+    const uint16_t* HWY_RESTRICT tab = a.mx_half->rows;
+    const uint8_t* ready = a.mx_half->ready;
+    const size_t whole = a.cols / kBlock;
+    const size_t blocks = (a.cols + kBlock - 1) / kBlock;
+    const size_t stride4 = a.stride4;  // (in a register: `out` may alias `a`)
+    for (size_t r = 0; r < a.rows; ++r) {
+      const uint8_t* row_codes = a.codes + r * a.code_stride;
+      const uint8_t* row_scales = internal::MxScaleRow(a, r);
+      uint8_t* row_out = a.out + r * a.out_stride;
+      size_t k = 0;
+      for (const uint8_t* sp = row_scales; k + 4 <= whole;
+           k += 4, sp += stride4) {
+        uint8_t sc[4];
+        std::memcpy(sc, sp, 4);
+        if (HWY_UNLIKELY((ready[sc[0]] & ready[sc[1]] & ready[sc[2]] &
+                          ready[sc[3]]) == 0)) {
+          for (size_t j = 0; j < 4; ++j) {
+            TableSlowBlock(a, r, k + j, sc[j], row_out + (k + j) * kOut);
+          }
+          continue;
+        }
+        const uint8_t* codes = row_codes + k * kStep;
+        uint8_t* out = row_out + k * kOut;
+        for (size_t j = 0; j < 4; ++j) {
+          table.Block(tab + sc[j] * Table::kEntries, codes + j * kStep,
+                      kGroupBytes, out + j * kOut);
+        }
+      }
+      for (; k < blocks; ++k) {
+        // The last block may be ragged: its values go through a buffer (the
+        // codes are padded to whole blocks).
+        alignas(64) uint8_t buf[kOut];
+        TableSlowBlock(a, r, k, row_scales[(k / 4) * a.stride4 + k % 4],
+                       k < whole ? row_out + k * kOut : buf);
+        if (k == whole) {
+          std::memcpy(row_out + whole * kOut, buf,
+                      (a.cols - whole * kBlock) * kOutBytes);
+        }
+      }
+    }
+  }
+
+  // Block k of row r with scale code c through the table (filling its row
+  // first if needed), or the other steps where the table does not take c.
+  static HWY_NOINLINE void TableSlowBlock(const internal::MxDequantRow& a,
+                                          size_t r, size_t k, uint8_t c,
+                                          uint8_t* HWY_RESTRICT out) {
+    if (!Table::Takes(c)) return OtherBlock(internal::MxRowAt(a, r), k, c, out);
+    internal::MxHalfTable& mx = *a.mx_half;
+    if (!mx.ready[c]) {
+      FillMxHalf(a, c, mx.rows + c * Table::kEntries, Table::kEntries);
+      mx.ready[c] = 1;
+    }
+    const size_t step = a.group_bytes ? (kBlock / 16) * a.group_bytes : kBlock;
+    Table().Block(mx.rows + c * Table::kEntries,
+                  a.codes + r * a.code_stride + k * step, a.group_bytes, out);
+  }
+
+  // Block k by the other steps.
+  static HWY_NOINLINE void OtherBlock(const internal::MxDequantRow& a, size_t k,
+                                      uint8_t scale,
+                                      uint8_t* HWY_RESTRICT out) {
+    // (As Row: e5m2 values are not all normal f16s.)
+    constexpr bool kUseHalf = !(kTo == Format::kF16 && kElem == Format::kE5M2);
+    using Half =
+        std::conditional_t<kUseHalf,
+                           HalfBlocks512<kElem, kUseHalf ? kTo : Format::kBF16>,
+                           NoHalfBlocks>;
+    Block(a, FastBlocks512<kElem, kNvfp4, kTo>(a.tensor_scale), Half(), k,
+          scale, out);
+  }
+#endif
+
+  // The a.rows rows of `a`.
+  static HWY_NOINLINE void Rows(const internal::MxDequantRow& a) {
+#ifdef MXPACK_HAVE_DEQUANT_TABLE512
+    if constexpr (kHalfTable) {
+      if (a.mx_half != nullptr) return TableRows(a);
+    }
+#endif
+#ifdef MXPACK_HAVE_DEQUANT_FAST512
+    if constexpr (kNvfp4 && kTo != Format::kF32) {
+      // Large calls whose rows are whole groups of 4 blocks: every table
+      // row first, then only lookups.
+      if (a.nvfp4_half != nullptr && a.nvfp4_half->fill_all &&
+          a.cols % (4 * kBlock) == 0) {
+        FillAllHalf(a);
+        switch (a.group_bytes) {
+          case 0:
+            return Nvfp4HalfRows<0>(a);
+          case 8:
+            return Nvfp4HalfRows<8>(a);
+          default:
+            return Nvfp4HalfRows<16>(a);
+        }
+      }
+    }
+#endif
+    for (size_t r = 0; r < a.rows; ++r) Row(internal::MxRowAt(a, r));
+  }
 
   static HWY_NOINLINE void Row(const internal::MxDequantRow& row) {
     // A local copy: the stores through `out` cannot alias it, so its fields

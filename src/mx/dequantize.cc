@@ -21,17 +21,18 @@ template <Format kElem, bool kNvfp4>
 void DequantizeRowTo(Format to, const internal::MxDequantRow& a) {
   switch (to) {
     case Format::kBF16:
-      return MxRowDequantizer<kElem, kNvfp4, Format::kBF16>::Row(a);
+      return MxRowDequantizer<kElem, kNvfp4, Format::kBF16>::Rows(a);
     case Format::kF16:
-      return MxRowDequantizer<kElem, kNvfp4, Format::kF16>::Row(a);
+      return MxRowDequantizer<kElem, kNvfp4, Format::kF16>::Rows(a);
     default:
-      return MxRowDequantizer<kElem, kNvfp4, Format::kF32>::Row(a);
+      return MxRowDequantizer<kElem, kNvfp4, Format::kF32>::Rows(a);
   }
 }
 
-// One row of `format` into `to` (f32, bf16 or f16).
-void MxDequantizeRow(MxFormat format, Format to,
-                     const internal::MxDequantRow& a) {
+// The a.rows rows of `format` described by `a` into `to` (f32, bf16 or
+// f16).
+void MxDequantizeRows(MxFormat format, Format to,
+                      const internal::MxDequantRow& a) {
   switch (format) {
     case MxFormat::kMxfp8E4m3:
       return DequantizeRowTo<Format::kE4M3, false>(to, a);
@@ -48,7 +49,7 @@ void MxDequantizeRow(MxFormat format, Format to,
   }
 }
 
-// Whether MxDequantizeRow reads packed fp4 / fp6 rows (group_bytes).
+// Whether MxDequantizeRows reads packed fp4 / fp6 rows (group_bytes).
 bool MxDequantizeReadsPacked() {
 #ifdef MXPACK_HAVE_DEQUANT_FAST512
   return true;
@@ -67,13 +68,14 @@ HWY_AFTER_NAMESPACE();
 #include <optional>
 #include <vector>
 
+#include "hwy/aligned_allocator.h"
 #include "mxpack/pack.h"
 #include "mxpack/scalar.h"
 #include "src/mx/mx_internal.h"
 #include "src/util/dispatch_util.h"
 
 namespace mxpack {
-HWY_EXPORT(MxDequantizeRow);
+HWY_EXPORT(MxDequantizeRows);
 HWY_EXPORT(MxDequantizeReadsPacked);
 
 namespace internal {
@@ -101,7 +103,7 @@ const float* ScaleTable(Format scale) {
 void DequantizeMxSimd(const MxTensorView& q, Format to, uint8_t* out,
                       Impl impl) {
   const MxShape& s = q.shape;
-  const auto kernel = Pick(HWY_DISPATCH_TABLE(MxDequantizeRow), impl);
+  const auto kernel = Pick(HWY_DISPATCH_TABLE(MxDequantizeRows), impl);
   const size_t out_bytes = static_cast<size_t>(Traits(to).storage_bytes);
   const size_t row_bytes = s.element_row_bytes();
   // A plain Layout and flag rather than the optional (GCC 12 reports the
@@ -126,18 +128,42 @@ void DequantizeMxSimd(const MxTensorView& q, Format to, uint8_t* out,
   // Calls with many blocks fill every row first and skip the per-block
   // checks.
   half_table.fill_all = s.rows * s.blocks_per_row() >= 2048;
-  for (size_t r = 0; r < s.rows; ++r) {
-    const uint8_t* src = q.elements.data() + r * row_bytes;
-    if (unpack) {
-      // Sizes are consistent by construction, so Unpack cannot fail.
-      (void)Unpack(layout, absl::MakeConstSpan(src, row_bytes),
-                   absl::MakeSpan(codes), impl);
-      src = codes.data();
-    }
-    a.codes = src;
-    a.scales = q.scales.data() + s.ScaleOffset(r, 0);
-    a.out = out + r * s.cols * out_bytes;
+  // MX into bf16 / f16: per-scale-code result rows, on calls with enough
+  // blocks to pay for filling them.
+  MxHalfTable mx_half;
+  hwy::AlignedFreeUniquePtr<uint16_t[]> mx_rows;
+  if (s.format != MxFormat::kNvfp4 && to != Format::kF32 &&
+      s.rows * s.blocks_per_row() >= kMxHalfMinBlocks) {
+    mx_rows = hwy::AllocateAligned<uint16_t>(
+        256 * MxHalfTableEntries(Traits(MxElementFormat(s.format)).bits));
+    mx_half.rows = mx_rows.get();
+    a.mx_half = &mx_half;
+  }
+  a.out_stride = s.cols * out_bytes;
+  if (s.scale_layout == ScaleLayout::kLinear) {
+    a.scale_row_stride = s.blocks_per_row();
+  } else {
+    a.scale_tile_stride = 512 * ((s.blocks_per_row() + 3) / 4);
+  }
+  a.scales = q.scales.data();
+  a.out = out;
+  if (!unpack) {
+    // Rows read in place: one call for all of them.
+    a.codes = q.elements.data();
+    a.code_stride = row_bytes;
+    a.rows = s.rows;
     kernel(s.format, to, a);
+    return;
+  }
+  for (size_t r = 0; r < s.rows; ++r) {
+    // Sizes are consistent by construction, so Unpack cannot fail.
+    (void)Unpack(
+        layout,
+        absl::MakeConstSpan(q.elements.data() + r * row_bytes, row_bytes),
+        absl::MakeSpan(codes), impl);
+    MxDequantRow b = MxRowAt(a, r);
+    b.codes = codes.data();
+    kernel(s.format, to, b);
   }
 }
 

@@ -270,6 +270,15 @@ void UnpackDense6(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
   }
 }
 
+#if HWY_TARGET <= HWY_AVX3_DL
+// Byte 3j + b <- byte 4j + b (j < 16, b < 3); the last 16 bytes are unused.
+alignas(64) static constexpr uint8_t kDense6Bytes3Of4[64] = {
+    0,  1,  2,  4,  5,  6,  8,  9,  10, 12, 13, 14, 16, 17, 18, 20,
+    21, 22, 24, 25, 26, 28, 29, 30, 32, 33, 34, 36, 37, 38, 40, 41,
+    42, 44, 45, 46, 48, 49, 50, 52, 53, 54, 56, 57, 58, 60, 61, 62,
+    0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0};
+#endif
+
 // n codes (< 64) -> dense6 (ceil(n/4)*3 bytes; the final group zero-padded).
 void PackDense6(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
                 size_t n) {
@@ -280,11 +289,25 @@ void PackDense6(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
   const auto idx = hn::SetTableIndices(
       d32, N32 >= 16 ? kDense6Gather16 : (N32 == 8 ? kDense6Gather8 : kDense6Gather4));
   const auto step = [&](const uint8_t* src, uint8_t* dst) {
+#if HWY_TARGET <= HWY_AVX3_DL
+    // Codes c0..c3 of each u32 lane -> c0 | c1 << 6 | c2 << 12 | c3 << 18 by
+    // two multiply-adds (pairs c0 + 64 c1, then the pairs + 4096 times the
+    // next), then one vpermb gathers the low 3 bytes of every u32 lane.
+    (void)idx;
+    const __m512i pairs =
+        _mm512_maddubs_epi16(hn::LoadU(d, src).raw, _mm512_set1_epi16(0x4001));
+    const __m512i words =
+        _mm512_madd_epi16(pairs, _mm512_set1_epi32(0x10000001));
+    hn::StoreU(hn::Vec<decltype(d)>{_mm512_permutexvar_epi8(
+                   hn::LoadU(d, kDense6Bytes3Of4).raw, words)},
+               d, dst);  // 3N/4 bytes meaningful
+#else
     auto v = PaddedCodec::Compact6<0>(d, hn::LoadU(d, src));
     if (N > 16) {
       v = hn::BitCast(d, hn::TableLookupLanes(hn::BitCast(d32, v), idx));
     }
     hn::StoreU(v, d, dst);  // 3N/4 bytes meaningful
+#endif
   };
   const size_t out_bytes = (n + 3) / 4 * 3;
   size_t i = 0;
@@ -439,6 +462,40 @@ bool EncodePaddedFused(Format from, Format elem, bool relu, const uint8_t* HWY_R
 }
 
 #endif  // HWY_TARGET == HWY_SCALAR
+
+// e2m1 groups of 16 codes (8 bytes, `group_bytes` apart: dense4 8,
+// b4x16_p64 16) -> 16 f32 each. On AVX3_DL one broadcast load, vpmultishiftqb
+// (byte 4j of the vector takes bits [4j + 7 : 4j] of the group: code j in
+// bits [3:0]) and vpermps of the 16 values (index bits [3:0]). Returns false
+// (nothing written) on other targets.
+bool DecodeE2M1F32Groups(const uint8_t* HWY_RESTRICT in, size_t group_bytes,
+                         uint8_t* HWY_RESTRICT out, size_t groups) {
+#if HWY_TARGET <= HWY_AVX3_DL
+  const hn::Full512<uint32_t> du;
+  const __m512 values = _mm512_castsi512_ps(
+      FastDecodeNarrow<Format::kE2M1>::ToF32(du, hn::Iota(du, 0)).raw);
+  alignas(64) static constexpr uint8_t kShifts[64] = {
+      0,  0, 0, 0, 4,  0, 0, 0, 8,  0, 0, 0, 12, 0, 0, 0,  //
+      16, 0, 0, 0, 20, 0, 0, 0, 24, 0, 0, 0, 28, 0, 0, 0,  //
+      32, 0, 0, 0, 36, 0, 0, 0, 40, 0, 0, 0, 44, 0, 0, 0,  //
+      48, 0, 0, 0, 52, 0, 0, 0, 56, 0, 0, 0, 60, 0, 0, 0};
+  const __m512i shifts = _mm512_load_si512(kShifts);
+  for (size_t g = 0; g < groups; ++g) {
+    int64_t q;
+    std::memcpy(&q, in + g * group_bytes, 8);
+    const __m512i idx =
+        _mm512_multishift_epi64_epi8(shifts, _mm512_set1_epi64(q));
+    _mm512_storeu_ps(out + 64 * g, _mm512_permutexvar_ps(idx, values));
+  }
+  return true;
+#else
+  (void)in;
+  (void)group_bytes;
+  (void)out;
+  (void)groups;
+  return false;
+#endif
+}
 
 }  // namespace HWY_NAMESPACE
 }  // namespace mxpack

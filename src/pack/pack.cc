@@ -31,6 +31,7 @@ HWY_EXPORT(PackDense6);
 HWY_EXPORT(ShiftBytesRight);
 HWY_EXPORT(AnyOutside);
 HWY_EXPORT(EncodePaddedFused);
+HWY_EXPORT(DecodeE2M1F32Groups);
 
 namespace {
 
@@ -202,8 +203,19 @@ absl::Status DecodePacked(Layout src, Format elem, Format to,
     return s;
   }
   const size_t ob = static_cast<size_t>(Traits(to).storage_bytes);
+  size_t done = 0;
+  if (elem == Format::kE2M1 && to == Format::kF32 &&
+      (src == Layout::kDense4 || src == Layout::kB4x16P64)) {
+    // Whole groups of 16 by the fused kernel where the target has one.
+    const size_t groups = n / 16;
+    if (Pick(HWY_DISPATCH_TABLE(DecodeE2M1F32Groups), impl)(
+            packed.data(), src == Layout::kDense4 ? 8 : 16, out.data(),
+            groups)) {
+      done = 16 * groups;
+    }
+  }
   alignas(64) uint8_t codes[kTile];
-  for (size_t s0 = 0; s0 < n; s0 += kTile) {
+  for (size_t s0 = done; s0 < n; s0 += kTile) {
     const size_t m = n - s0 < kTile ? n - s0 : kTile;
     UnpackCodes(src, packed.data() + PackedBytes(src, s0), codes, m, impl);
     if (absl::Status s = ConvertTile(elem, to, EncodePolicy{},

@@ -169,6 +169,36 @@ TEST(MxDequantizeSimd, RandomCodesScalesAndShapes) {
   }
 }
 
+// MX into bf16 / f16 looks blocks up in per-call tables of each scale
+// code's results on calls of 64 blocks or more (fp8: magnitudes, the sign
+// applied where e * 2^s is an exact f32); calls of 63 and 64 blocks, every
+// code, scale codes spread over all 256 (the fp8 range edges among them).
+TEST(MxDequantizeSimd, TableThresholdAndScaleSpread) {
+  for (MxFormat f : kFormats) {
+    if (f == MxFormat::kNvfp4) continue;
+    const uint32_t ncodes = 1u << Traits(MxElementFormat(f)).bits;
+    for (ElementLayout layout : AllLayoutsOf(f)) {
+      for (size_t blocks : {size_t{63}, size_t{64}}) {
+        const MxTensor t = Build(
+            f, layout, ScaleLayout::kTcgen05, 1, 32 * blocks, 1.0f,
+            [&](size_t, size_t c) {
+              return static_cast<uint8_t>((c * 5 + c / 32) % ncodes);
+            },
+            [](size_t, size_t k) {
+              // fp8 table range edges: e4m3 codes 10..246, e5m2 17..239
+              // (2^-117..2^119, 2^-110..2^112), NaN 0xFF, 0.
+              constexpr uint8_t kEdges[] = {9,  10,  246, 247, 16,
+                                            17, 239, 240, 255, 0};
+              return k < std::size(kEdges) ? kEdges[k]
+                                           : static_cast<uint8_t>(k * 67 + 3);
+            });
+        ExpectTargetsEqualScalar(
+            t, Name(f, layout, ScaleLayout::kTcgen05, 1, 32 * blocks, 1.0f));
+      }
+    }
+  }
+}
+
 #if defined(__x86_64__) || defined(__i386__)
 TEST(MxDequantizeSimd, SameUnderCallerFtzDaz) {
   // Both paths multiply in the caller's floating-point environment: tiny

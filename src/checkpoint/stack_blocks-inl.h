@@ -200,9 +200,13 @@ class StackBlockQuantizer : private StackOps {
   static void Run(float tensor_scale, const uint8_t* HWY_RESTRICT in, size_t nb,
                   uint8_t* HWY_RESTRICT elements,
                   uint8_t* HWY_RESTRICT scales) {
+    // NVFP4's element thresholds per scale code, filled as codes appear.
+    internal::StackNvfp4Thresholds thr;
+    thr.arith = kArith;
+    thr.tensor_scale = tensor_scale;
     for (size_t b = 0; b < nb; b += kChunkBlocks) {
       Chunk(tensor_scale, in + b * kBlock * kIn, HWY_MIN(kChunkBlocks, nb - b),
-            elements + b * kOutPerBlock, scales + b);
+            elements + b * kOutPerBlock, scales + b, &thr);
     }
   }
 
@@ -234,7 +238,9 @@ class StackBlockQuantizer : private StackOps {
   static HWY_INLINE void Chunk(float tensor_scale,
                                const uint8_t* HWY_RESTRICT in, size_t nb,
                                uint8_t* HWY_RESTRICT elements,
-                               uint8_t* HWY_RESTRICT scales) {
+                               uint8_t* HWY_RESTRICT scales,
+                               internal::StackNvfp4Thresholds* thr) {
+    (void)thr;
     const DU du;
     const size_t N = hn::Lanes(du);
     // Pass 1: block amax bits; lanes past nb stay 0.
@@ -313,6 +319,45 @@ class StackBlockQuantizer : private StackOps {
         return Nibble(q, zero_max);
       }
     };
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+    if constexpr (kNvfp4 && kSrc == internal::SrcKind::kBF16 &&
+                  hn::MaxLanes(DU()) == 16) {
+      // The thresholds of the scale codes this chunk meets (usually a few
+      // binades: the span costs less to find than the set).
+      unsigned lo = 127, hi = 0;
+      for (size_t b = 0; b < nb; ++b) {
+        const unsigned c = codes[b] & 0x7F;
+        lo = HWY_MIN(lo, c);
+        hi = HWY_MAX(hi, c);
+      }
+      thr->Fill(lo, hi);
+      const auto divide = [&](size_t b) {
+        for (size_t v = b * kBlock / N; v < (b + 1) * kBlock / N; ++v)
+          StoreNibbles(codes_of(v), elements + v * N / 2);
+      };
+      // Each pair of blocks' thresholds as u64 pairs (PairThresholds), in
+      // memory so that pass 3 broadcasts them straight from loads.
+      HWY_ALIGN uint64_t pairs[kChunkBlocks / 2][8];
+      for (size_t b = 0; b + 2 <= nb; b += 2) {
+        PairThresholds(thr->row[codes[b] & 0x7F], thr->row[codes[b + 1] & 0x7F],
+                       pairs[b / 2]);
+      }
+      size_t b = 0;
+      for (; b + 2 <= nb; b += 2) {
+        const uint8_t c0 = codes[b], c1 = codes[b + 1];
+        if (HWY_LIKELY(c0 < 128 && c1 < 128 && thr->usable[c0] &&
+                       thr->usable[c1])) {
+          Nvfp4Bf16Pair(in + b * kBlock * kIn, pairs[b / 2],
+                        elements + b * kOutPerBlock);
+        } else {
+          divide(b);
+          divide(b + 1);
+        }
+      }
+      if (b < nb) divide(b);
+      return;
+    }
+#endif
     if constexpr ((kArith == internal::StackArith::kCtMxfp4 || kFp8) &&
                   kSrc == internal::SrcKind::kBF16) {
       for (size_t b = 0; b < nb; ++b) {
@@ -496,6 +541,60 @@ class StackBlockQuantizer : private StackOps {
     }
     return true;
   }
+
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+  // NVFP4 from bf16: two blocks (32 elements) in u16 lanes, each element's
+  // nibble by comparison (internal::StackNvfp4Thresholds): the magnitude
+  // code is the number of thresholds |x|'s bits exceed, the sign that of x
+  // where q is not +-0 (NaN: 7 and x's sign, as x / div carries it). The
+  // blocks' u32 element pairs are interleaved (pair j of block 0, then of
+  // block 1), so that each threshold pair is one u64 broadcast (block 0's
+  // u16 threshold twice, block 1's twice); the nibble bytes come out
+  // interleaved the same way and one byte shuffle puts them back in order.
+  //
+  // PairThresholds: the u64 threshold pairs of blocks with rows row0, row1:
+  // lane i of the unpacklo / unpackhi halves holds thresholds 0, 1, 4, 5 /
+  // 2, 3, 6, 7 (kSlot).
+  static HWY_INLINE void PairThresholds(const uint32_t* row0,
+                                        const uint32_t* row1, uint64_t* pair) {
+    const __m256i r0 =
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(row0));
+    const __m256i r1 =
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(row1));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(pair),
+                       _mm256_unpacklo_epi32(r0, r1));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(pair + 4),
+                       _mm256_unpackhi_epi32(r0, r1));
+  }
+
+  static HWY_INLINE void Nvfp4Bf16Pair(const uint8_t* HWY_RESTRICT in,
+                                       const uint64_t* pair, uint8_t* out) {
+    static constexpr int kSlot[8] = {0, 1, 4, 5, 2, 3, 6, 7};
+    const auto bcast = [pair](int i) {
+      return _mm512_set1_epi64(static_cast<long long>(pair[kSlot[i]]));
+    };
+    const __m512i x = _mm512_permutexvar_epi32(
+        _mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15),
+        _mm512_loadu_si512(in));
+    const __m512i a = _mm512_and_si512(x, K16(0x7FFF).raw);
+    const __m512i one = K16(1).raw;
+    __m512i n = _mm512_setzero_si512();
+    for (int i = 0; i < 7; ++i)
+      n = _mm512_mask_add_epi16(n, _mm512_cmpgt_epu16_mask(a, bcast(i)), n,
+                                one);
+    const __mmask32 signed_q =
+        _mm512_cmpgt_epu16_mask(a, bcast(7)) & _mm512_movepi16_mask(x);
+    n = _mm512_mask_add_epi16(n, signed_q, n, K16(8).raw);
+    // Nibble pairs: in u32 lanes, c_even | c_odd << 4 is the low byte of
+    // n | n >> 12; then bytes 0, 2, .. (block 0) before 1, 3, .. (block 1).
+    const __m128i bytes =
+        _mm512_cvtepi32_epi8(_mm512_or_si512(n, _mm512_srli_epi32(n, 12)));
+    _mm_storeu_si128(
+        reinterpret_cast<__m128i*>(out),
+        _mm_shuffle_epi8(bytes, _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3,
+                                              5, 7, 9, 11, 13, 15)));
+  }
+#endif
 
   // The largest |q| whose nibble is 0: E2m1Nibble(+-0) = 0; for MX from
   // bf16 / f16, q below w's smallest normal is first rounded to w

@@ -296,11 +296,16 @@ class StackBlockQuantizer : private StackOps {
     // Pass 2: scale codes, and each block's divisor (NVFP4) or multiplier (MX).
     HWY_ALIGN uint8_t codes[kChunkBlocks + 16];
     HWY_ALIGN uint32_t factor[kChunkBlocks + 16];
+    // (NVFP4 from bf16 on AVX-512 compares with per-code thresholds and
+    // finds the divisor only for the blocks that divide.)
+    constexpr bool kCompares = kNvfp4 && kSrc == internal::SrcKind::kBF16 &&
+                               HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86 &&
+                               hn::MaxLanes(DU()) == 16;
     for (size_t b = 0; b < nb; b += N) {
       VU code, f;
-      Scales(tensor_scale, hn::Load(du, amax + b), code, f);
+      Scales(tensor_scale, hn::Load(du, amax + b), code, f, !kCompares);
       StoreLanes<1>(du, code, codes + b);
-      hn::Store(f, du, factor + b);
+      if (!kCompares) hn::Store(f, du, factor + b);
     }
     std::memcpy(scales, codes, nb);
     // Pass 3: elements, q = x / divisor (NVFP4) or x * 2^-k (MX; equal to
@@ -332,22 +337,23 @@ class StackBlockQuantizer : private StackOps {
       }
       thr->Fill(lo, hi);
       const auto divide = [&](size_t b) {
+        VU code, f;
+        Scales(tensor_scale, hn::Set(du, amax[b]), code, f, true);
+        factor[b] = hn::GetLane(f);
         for (size_t v = b * kBlock / N; v < (b + 1) * kBlock / N; ++v)
           StoreNibbles(codes_of(v), elements + v * N / 2);
       };
-      // Each pair of blocks' thresholds as u64 pairs (PairThresholds), in
-      // memory so that pass 3 broadcasts them straight from loads.
-      HWY_ALIGN uint64_t pairs[kChunkBlocks / 2][8];
-      for (size_t b = 0; b + 2 <= nb; b += 2) {
-        PairThresholds(thr->row[codes[b] & 0x7F], thr->row[codes[b + 1] & 0x7F],
-                       pairs[b / 2]);
-      }
       size_t b = 0;
       for (; b + 2 <= nb; b += 2) {
         const uint8_t c0 = codes[b], c1 = codes[b + 1];
-        if (HWY_LIKELY(c0 < 128 && c1 < 128 && thr->usable[c0] &&
-                       thr->usable[c1])) {
-          Nvfp4Bf16Pair(in + b * kBlock * kIn, pairs[b / 2],
+        if (HWY_LIKELY(c0 < 128 && c1 < 128 && thr->bucketed[c0] &&
+                       thr->bucketed[c1])) {
+          Nvfp4Bf16PairBuckets(in + b * kBlock * kIn, thr->bucket[c0],
+                               thr->bucket[c1], elements + b * kOutPerBlock);
+        } else if (c0 < 128 && c1 < 128 && thr->usable[c0] && thr->usable[c1]) {
+          uint64_t pair[8];
+          PairThresholds(thr->row[c0], thr->row[c1], pair);
+          Nvfp4Bf16Pair(in + b * kBlock * kIn, pair,
                         elements + b * kOutPerBlock);
         } else {
           divide(b);
@@ -567,6 +573,52 @@ class StackBlockQuantizer : private StackOps {
                        _mm256_unpackhi_epi32(r0, r1));
   }
 
+  // The same two blocks with each code from a table of 32-element buckets
+  // of |x|'s bits (internal::StackNvfp4Thresholds::bucket): with
+  // d = |x| -sat B, bucket min(d >> 5, 29) holds at most one threshold, so
+  // the code is the bucket's base count plus one where d's low 5 bits
+  // exceed the threshold's offset in the bucket: entry = offset << 11 |
+  // base, compared with d << 11 (the low 5 bits of d on top; base < 2^11
+  // decides nothing). vpermt2w looks up both blocks' tables at once (index
+  // bit 5 picks block 1's), entries 30 and 31 give Z and B per lane.
+  static HWY_INLINE void Nvfp4Bf16PairBuckets(const uint8_t* HWY_RESTRICT in,
+                                              const uint16_t* tab0,
+                                              const uint16_t* tab1,
+                                              uint8_t* out) {
+    const __m512i t0 = _mm512_load_si512(tab0);
+    const __m512i t1 = _mm512_load_si512(tab1);
+    // Index bit 5 (block 1's table) in lanes 16..31.
+    const __m512i sel = _mm512_maskz_mov_epi16(0xFFFF0000u, K16(32).raw);
+    const __m512i x = _mm512_loadu_si512(in);
+    const __m512i a = _mm512_and_si512(x, K16(0x7FFF).raw);
+    const __m512i base =
+        _mm512_permutex2var_epi16(t0, _mm512_or_si512(sel, K16(31).raw), t1);
+    const __m512i zero_max =
+        _mm512_permutex2var_epi16(t0, _mm512_or_si512(sel, K16(30).raw), t1);
+    const __m512i d = _mm512_subs_epu16(a, base);
+    const __m512i idx = _mm512_or_si512(
+        _mm512_min_epu16(_mm512_srli_epi16(d, 5), K16(29).raw), sel);
+    const __m512i e = _mm512_permutex2var_epi16(t0, idx, t1);
+    __m512i n = _mm512_mask_add_epi16(
+        e, _mm512_cmpgt_epu16_mask(_mm512_slli_epi16(d, 11), e), e, K16(1).raw);
+    const __mmask32 signed_q =
+        _mm512_mask_cmpgt_epu16_mask(_mm512_movepi16_mask(x), a, zero_max);
+    n = _mm512_mask_add_epi16(n, signed_q, n, K16(8).raw);
+    // Nibble pairs: in u32 lanes n_even + 16 n_odd, whose low byte is
+    // c_even | c_odd << 4 (the offsets above bit 10 only reach bytes 1
+    // and 2); then byte 0 of each u32 lane.
+    const __m512i pairs = _mm512_madd_epi16(n, _mm512_set1_epi32(0x00100001));
+#if HWY_TARGET <= HWY_AVX3_DL
+    const __m128i bytes = _mm512_castsi512_si128(_mm512_permutexvar_epi8(
+        _mm512_setr_epi32(0x0C080400, 0x1C181410, 0x2C282420, 0x3C383430, 0, 0,
+                          0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+        pairs));
+#else
+    const __m128i bytes = _mm512_cvtepi32_epi8(pairs);
+#endif
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), bytes);
+  }
+
   static HWY_INLINE void Nvfp4Bf16Pair(const uint8_t* HWY_RESTRICT in,
                                        const uint64_t* pair, uint8_t* out) {
     static constexpr int kSlot[8] = {0, 1, 4, 5, 2, 3, 6, 7};
@@ -605,8 +657,10 @@ class StackBlockQuantizer : private StackOps {
     return kW == Format::kBF16 ? 0x00008000u : 0x33000000u;
   }
 
-  // Pass 2 for a vector of blocks whose amax bits are `a`.
-  static HWY_INLINE void Scales(float tensor_scale, VU a, VU& code, VU& f) {
+  // Pass 2 for a vector of blocks whose amax bits are `a` (NVFP4: f only
+  // `with_factor`).
+  static HWY_INLINE void Scales(float tensor_scale, VU a, VU& code, VU& f,
+                                bool with_factor) {
     const DU du;
     const DF df;
     using Enc = FastEncodeF32<Format::kE4M3, true>;
@@ -618,7 +672,7 @@ class StackBlockQuantizer : private StackOps {
       code = Enc::EncodeRn(du, AsU(hn::Mul(gs, AsF(a6))));
       code =
           hn::IfThenElse(hn::Eq(code, hn::Zero(du)), hn::Set(du, 0x20u), code);
-      f = AsU(hn::Div(AsF(DecodeE4M3(code)), gs));
+      if (with_factor) f = AsU(hn::Div(AsF(DecodeE4M3(code)), gs));
     } else if constexpr (kArith == internal::StackArith::kModelOptNvfp4) {
       // s = amax / (6 t); 0 -> 1; below 2^-9 -> 2^-9 (bits compare: s >= 0,
       // and NaN stays NaN); the encoder saturates at 448.
@@ -627,7 +681,8 @@ class StackBlockQuantizer : private StackOps {
       s = hn::IfThenElse(ILt(s, hn::Set(du, 0x3B000000u)),
                          hn::Set(du, 0x3B000000u), s);
       code = Enc::EncodeRn(du, s);
-      f = AsU(hn::Mul(AsF(DecodeE4M3(code)), hn::Set(df, tensor_scale)));
+      if (with_factor)
+        f = AsU(hn::Mul(AsF(DecodeE4M3(code)), hn::Set(df, tensor_scale)));
     } else if constexpr (kArith == internal::StackArith::kModelOptMxfp8) {
       ModelOptMxfp8Scales(a, code, f);
     } else {

@@ -101,6 +101,7 @@ void StackNvfp4Thresholds::Fill(unsigned lo, unsigned hi) {
     const float div =
         StackNvfp4Divisor(arith, tensor_scale, static_cast<uint8_t>(c));
     usable[c] = div > 0.0f && div <= 3.4028234663852886e38f;
+    bucketed[c] = false;
     if (!usable[c]) {
       for (int i = 0; i < 8; ++i) row[c][i] = 0;
       continue;
@@ -115,6 +116,25 @@ void StackNvfp4Thresholds::Fill(unsigned lo, unsigned hi) {
       const uint32_t h = t >> 16;
       row[c][i] = h | h << 16;
     }
+    // The bucket table (see the header); bucket 29 also takes every d past
+    // it, so T_6 must lie below it.
+    unsigned t[7];
+    for (int i = 0; i < 7; ++i) t[i] = row[c][i] & 0xFFFF;
+    const unsigned base = t[0] >= 31 ? t[0] - 31 : 0;
+    bool ok = t[6] < base + 29 * 32;
+    unsigned below = 0;  // thresholds below the bucket
+    for (unsigned j = 0; j < 30 && ok; ++j) {
+      const unsigned first = base + 32 * j;
+      while (below < 7 && t[below] < first) ++below;
+      // A threshold at first + 31 is exceeded by none in the bucket.
+      unsigned inside = below, offset = 31;
+      while (inside < 7 && t[inside] < first + 31) offset = t[inside++] - first;
+      ok = inside - below <= 1;
+      bucket[c][j] = static_cast<uint16_t>(offset << 11 | below);
+    }
+    bucket[c][30] = static_cast<uint16_t>(row[c][7]);
+    bucket[c][31] = static_cast<uint16_t>(base);
+    bucketed[c] = ok;
   }
 }
 

@@ -76,6 +76,15 @@ struct StackNvfp4Thresholds {
   // the block takes the division path: x / 0 or x / Inf, NaN).
   alignas(32) uint32_t row[128][8];
   bool usable[128];
+  // The same decision by table lookup, where the u16 thresholds T_0 <
+  // .. < T_6 lie at least a 32-value bucket apart (all but tiny divisors):
+  // with B = T_0 - 31 (or 0) and d = |x| - B saturated at 0, bucket j =
+  // min(d >> 5, 29) holds at most one threshold; bucket[c][j] = (its offset
+  // in the bucket, or 31 for none) << 11 | (the thresholds below the
+  // bucket), [30] = T_z (the q != 0 test), [31] = B. bucketed[c]: whether
+  // the table applies (else row[c]).
+  alignas(64) uint16_t bucket[128][32];
+  bool bucketed[128];
 };
 
 // The f32 divisor of NVFP4 elements under scale code `code` (< 128):

@@ -232,6 +232,11 @@ TEST(StackBlocks, EveryTargetEqualsScalar) {
         }
         for (float s : {0.25f, 1024.0f, 1e-30f, 1e30f, 0.3f})
           scales.push_back(s);
+        // Divisors whose element thresholds are bf16 subnormals, a few
+        // values apart (too close for the bucket tables) or just far
+        // enough.
+        for (float s : {3e-40f, 1e-41f, 2e-39f, 7e-42f, 4e-43f, 9e-39f})
+          scales.push_back(arith == StackArith::kCtNvfp4 ? 1.0f / s : s);
         if (arith == StackArith::kCtNvfp4) scales.push_back(0.0f);
       }
       for (float s : scales) {

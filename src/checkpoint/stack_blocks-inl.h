@@ -455,14 +455,29 @@ class StackBlockQuantizer : private StackOps {
       VI16 c;
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
       if constexpr (hn::MaxLanes(di16) == 32) {
-        // The count as masked increments (no mask-to-vector moves).
-        __m512i n = _mm512_setzero_si512();
-        const __m512i one = K16(1).raw;
-        for (int i = 0; i < 7; ++i) {
-          const __mmask32 gt = _mm512_cmpgt_epi16_mask(y.raw, K16(kThr[i]).raw);
-          n = _mm512_mask_add_epi16(n, gt, n, one);
-        }
-        c = VI16{n};
+        // The count from the bucket table of the thresholds (as for NVFP4,
+        // Nvfp4Bf16PairBuckets): d = |x| -sat (s << 7) + B is y - B, or 0
+        // where y <= B (u16: s << 7 + B > 0, and no overflow).
+        static constexpr unsigned kThrU[7] = {0x3E80, 0x3F3F, 0x3FA0, 0x3FDF,
+                                              0x4020, 0x405F, 0x40A0};
+        static constexpr unsigned kOrigin = 0x3E80 - 31;
+        static constexpr internal::StackBuckets kBuckets =
+            internal::MakeStackBuckets(kThrU, kOrigin);
+        static_assert(kBuckets.ok, "one threshold per bucket");
+        const __m512i d = _mm512_subs_epu16(
+            a.raw, _mm512_set1_epi16(static_cast<int16_t>(s * 128 + kOrigin)));
+        const __m512i e = _mm512_permutexvar_epi16(
+            _mm512_min_epu16(_mm512_srli_epi16(d, 5), K16(29).raw),
+            _mm512_loadu_si512(kBuckets.entry));
+        __m512i n = _mm512_mask_add_epi16(
+            e, _mm512_cmpgt_epu16_mask(_mm512_slli_epi16(d, 11), e), e,
+            K16(1).raw);
+        const __mmask32 signed_q = _mm512_mask_cmpgt_epu16_mask(
+            _mm512_movepi16_mask(x.raw), a.raw, zero_max.raw);
+        n = _mm512_mask_add_epi16(n, signed_q, n, K16(8).raw);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j / 2),
+                         NibblePairs(n));
+        continue;
       } else
 #endif
       {
@@ -604,19 +619,23 @@ class StackBlockQuantizer : private StackOps {
     const __mmask32 signed_q =
         _mm512_mask_cmpgt_epu16_mask(_mm512_movepi16_mask(x), a, zero_max);
     n = _mm512_mask_add_epi16(n, signed_q, n, K16(8).raw);
-    // Nibble pairs: in u32 lanes n_even + 16 n_odd, whose low byte is
-    // c_even | c_odd << 4 (the offsets above bit 10 only reach bytes 1
-    // and 2); then byte 0 of each u32 lane.
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), NibblePairs(n));
+  }
+
+  // The 16 bytes of 32 nibbles in u16 lanes whose bits 4..10 are zero
+  // (bucket entries carry their offset above them): in u32 lanes n_even +
+  // 16 n_odd, whose low byte is c_even | c_odd << 4 (the offsets only
+  // reach bytes 1 and 2); then byte 0 of each u32 lane.
+  static HWY_INLINE __m128i NibblePairs(__m512i n) {
     const __m512i pairs = _mm512_madd_epi16(n, _mm512_set1_epi32(0x00100001));
 #if HWY_TARGET <= HWY_AVX3_DL
-    const __m128i bytes = _mm512_castsi512_si128(_mm512_permutexvar_epi8(
+    return _mm512_castsi512_si128(_mm512_permutexvar_epi8(
         _mm512_setr_epi32(0x0C080400, 0x1C181410, 0x2C282420, 0x3C383430, 0, 0,
                           0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
         pairs));
 #else
-    const __m128i bytes = _mm512_cvtepi32_epi8(pairs);
+    return _mm512_cvtepi32_epi8(pairs);
 #endif
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), bytes);
   }
 
   static HWY_INLINE void Nvfp4Bf16Pair(const uint8_t* HWY_RESTRICT in,

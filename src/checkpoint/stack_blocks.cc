@@ -116,25 +116,14 @@ void StackNvfp4Thresholds::Fill(unsigned lo, unsigned hi) {
       const uint32_t h = t >> 16;
       row[c][i] = h | h << 16;
     }
-    // The bucket table (see the header); bucket 29 also takes every d past
-    // it, so T_6 must lie below it.
     unsigned t[7];
     for (int i = 0; i < 7; ++i) t[i] = row[c][i] & 0xFFFF;
     const unsigned base = t[0] >= 31 ? t[0] - 31 : 0;
-    bool ok = t[6] < base + 29 * 32;
-    unsigned below = 0;  // thresholds below the bucket
-    for (unsigned j = 0; j < 30 && ok; ++j) {
-      const unsigned first = base + 32 * j;
-      while (below < 7 && t[below] < first) ++below;
-      // A threshold at first + 31 is exceeded by none in the bucket.
-      unsigned inside = below, offset = 31;
-      while (inside < 7 && t[inside] < first + 31) offset = t[inside++] - first;
-      ok = inside - below <= 1;
-      bucket[c][j] = static_cast<uint16_t>(offset << 11 | below);
-    }
+    const StackBuckets buckets = MakeStackBuckets(t, base);
+    for (int j = 0; j < 30; ++j) bucket[c][j] = buckets.entry[j];
     bucket[c][30] = static_cast<uint16_t>(row[c][7]);
     bucket[c][31] = static_cast<uint16_t>(base);
-    bucketed[c] = ok;
+    bucketed[c] = buckets.ok;
   }
 }
 

@@ -87,6 +87,30 @@ struct StackNvfp4Thresholds {
   bool bucketed[128];
 };
 
+// A bucket table (StackNvfp4Thresholds::bucket) of seven ascending u16
+// thresholds t with bucket origin `base`: entries 0..29; ok = false where a
+// bucket would hold two thresholds or t[6] lies past bucket 28 (bucket 29
+// also takes every larger |x|).
+struct StackBuckets {
+  uint16_t entry[32] = {};
+  bool ok = false;
+};
+constexpr StackBuckets MakeStackBuckets(const unsigned (&t)[7], unsigned base) {
+  StackBuckets r;
+  r.ok = t[6] < base + 29 * 32;
+  unsigned below = 0;  // thresholds below the bucket
+  for (unsigned j = 0; j < 30; ++j) {
+    const unsigned first = base + 32 * j;
+    while (below < 7 && t[below] < first) ++below;
+    // A threshold at first + 31 is exceeded by none in the bucket.
+    unsigned inside = below, offset = 31;
+    while (inside < 7 && t[inside] < first + 31) offset = t[inside++] - first;
+    if (inside - below > 1) r.ok = false;
+    r.entry[j] = static_cast<uint16_t>(offset << 11 | below);
+  }
+  return r;
+}
+
 // The f32 divisor of NVFP4 elements under scale code `code` (< 128):
 // compressed-tensors e4m3(code) / global scale, ModelOpt e4m3(code) * t.
 float StackNvfp4Divisor(StackArith a, float tensor_scale, uint8_t code);

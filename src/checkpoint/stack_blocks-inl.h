@@ -535,6 +535,35 @@ class StackBlockQuantizer : private StackOps {
     const hn::Rebind<uint8_t, DI16> d8;
     const size_t N16 = hn::Lanes(di16);
     const VI16 shift = hn::Set(di16, static_cast<int16_t>(s * 128));
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+    if constexpr (hn::MaxLanes(di16) == 32) {
+      // One vector; Inf and NaN lanes also take the f32 path (rare), so
+      // that every lane left is +-0 or has y >= 2^-6: 0 < |x| < shift +
+      // 2^-6 is |x| - 1 < shift + 0x3C80 - 1 in u16 (> 0 for s >= -120).
+      const __m512i x = _mm512_loadu_si512(in);
+      const __m512i a = _mm512_and_si512(x, K16(0x7FFF).raw);
+      const __mmask32 slow =
+          _mm512_cmplt_epu16_mask(
+              _mm512_sub_epi16(a, K16(1).raw),
+              _mm512_set1_epi16(static_cast<int16_t>(s * 128 + 0x3C80 - 1))) |
+          _mm512_cmpgt_epu16_mask(a, K16(0x7F7F).raw);
+      if (slow != 0) return false;
+      const __m512i y = _mm512_subs_epi16(a, shift.raw);
+      // rn to 3 mantissa bits and the rebias (960 << 4 = 15360) in one
+      // add: y + 7 + lsb - 15360 > 0 for y >= 0x3C80.
+      const __m512i lsb = _mm512_and_si512(_mm512_srli_epi16(y, 4), K16(1).raw);
+      const __m512i rn = _mm512_srli_epi16(
+          _mm512_add_epi16(_mm512_add_epi16(y, K16(7 - 15360).raw), lsb), 4);
+      // Zeros 0, the rest saturated at 0x7E; then x's sign.
+      const __m512i c = _mm512_maskz_min_epu16(_mm512_test_epi16_mask(a, a), rn,
+                                               K16(0x7E).raw);
+      const __m512i signed_c = _mm512_ternarylogic_epi32(
+          c, _mm512_srli_epi16(x, 8), K16(0x80).raw, 0xF8);  // c | (s & 0x80)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                          _mm512_cvtepi16_epi8(signed_c));
+      return true;
+    }
+#endif
     const VI16 min_normal = K16(0x3C80);
     const VI16 zero = hn::Zero(di16);
     for (size_t j = 0; j < 32; j += N16) {

@@ -256,37 +256,51 @@ class StackBlockQuantizer : private StackOps {
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
     if constexpr (hn::MaxLanes(DU()) == 16) {
       // From bf16: 32 elements (an MX block, two NVFP4 blocks) in one
-      // vector of u16 lanes; |x| (NaN 0 unless kNanAmax) there, then in
-      // each u32 lane the larger of its two halves, as f32 bits (the low
-      // half's max, shifted up).
+      // vector of u16 lanes; |x| there, then in each u32 lane's high half
+      // the larger of its two halves (the low half keeps the low lane's
+      // |x|, which only breaks ties between equal high halves, and is
+      // cleared once per sixteen blocks). NaN counts here as the largest
+      // |x|; the blocks whose amax comes out NaN are then redone with NaN
+      // skipped (unless kNanAmax).
+      constexpr bool kBf16 = kSrc == internal::SrcKind::kBF16;
       const auto block_max_bf16 = [&](size_t b) {
-        const __m512i x = _mm512_loadu_si512(in + b * kBlock * kIn);
-        __m512i a = _mm512_and_si512(x, K16(0x7FFF).raw);
-        if constexpr (!kNanAmax) {
-          a = _mm512_maskz_mov_epi16(
-              _mm512_cmple_epi16_mask(a, K16(0x7F80).raw), a);
+        const __m512i a = _mm512_and_si512(
+            _mm512_loadu_si512(in + b * kBlock * kIn), K16(0x7FFF).raw);
+        return _mm512_max_epu16(a, _mm512_slli_epi32(a, 16));
+      };
+      const auto finish = [&](__m512i m) {
+        if constexpr (kBf16) {
+          m = _mm512_and_si512(
+              m, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u)));
         }
-        return _mm512_slli_epi32(_mm512_max_epu16(a, _mm512_srli_epi32(a, 16)),
-                                 16);
+        _mm512_storeu_si512(amax + b1, m);
+        if constexpr (kBf16 && !kNanAmax) {
+          const __mmask16 nan =
+              _mm512_cmpgt_epu32_mask(m, _mm512_set1_epi32(0x7F800000));
+          for (unsigned k = nan; k != 0; k &= k - 1) {
+            const size_t b = b1 + static_cast<size_t>(__builtin_ctz(k));
+            amax[b] = hn::GetLane(hn::MaxOfLanes(du, block_max(b)));
+          }
+        }
       };
       for (; b1 + 16 <= nb; b1 += 16) {
-        if constexpr (kSrc == internal::SrcKind::kBF16 && kBlock == 16) {
+        if constexpr (kBf16 && kBlock == 16) {
           // NVFP4: the same vector holds two blocks, which is Max16's
           // first level (blocks 2k and 2k + 1 in its 256-bit halves).
           __m512i a[8];
           for (size_t k = 0; k < 8; ++k) a[k] = block_max_bf16(b1 + 2 * k);
-          _mm512_storeu_si512(amax + b1, Max16FromPairs(a));
+          finish(Max16FromPairs(a));
           continue;
         }
         __m512i v[16];
         for (size_t k = 0; k < 16; ++k) {
-          if constexpr (kBlock == 32 && kSrc == internal::SrcKind::kBF16) {
+          if constexpr (kBlock == 32 && kBf16) {
             v[k] = block_max_bf16(b1 + k);
           } else {
             v[k] = block_max(b1 + k).raw;
           }
         }
-        _mm512_storeu_si512(amax + b1, Max16(v));
+        finish(Max16(v));
       }
     }
 #endif

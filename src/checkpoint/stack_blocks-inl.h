@@ -4,8 +4,9 @@
 // passes over an L1-sized chunk of whole blocks: the block amax (pass 1; on
 // AVX-512 sixteen blocks per reduction tree), the scale codes and per-block
 // divisors or multipliers, a vector of blocks at a time (pass 2), the
-// elements (pass 3; MX from bf16 in u16 lanes, where the power-of-two scale
-// is an exponent shift of the input's bits).
+// elements (pass 3; from bf16 on AVX-512 in u16 lanes: NVFP4 by per-code
+// threshold tables, MX where the power-of-two scale is an exponent shift of
+// the input's bits).
 // Per-target toggle guard (re-included once per Highway target).
 #if defined(MXPACK_SRC_CHECKPOINT_STACK_BLOCKS_INL_H_) == \
     defined(HWY_TARGET_TOGGLE)

@@ -487,8 +487,11 @@ class StackBlockQuantizer : private StackOps {
         __m512i n = _mm512_mask_add_epi16(
             e, _mm512_cmpgt_epu16_mask(_mm512_slli_epi16(d, 11), e), e,
             K16(1).raw);
-        const __mmask32 signed_q = _mm512_mask_cmpgt_epu16_mask(
-            _mm512_movepi16_mask(x.raw), a.raw, zero_max.raw);
+        // (z = 0, the usual case: a test instead of a broadcast compare.)
+        const __mmask32 neg = _mm512_movepi16_mask(x.raw);
+        const __mmask32 signed_q =
+            z == 0 ? _mm512_mask_test_epi16_mask(neg, a.raw, a.raw)
+                   : _mm512_mask_cmpgt_epu16_mask(neg, a.raw, zero_max.raw);
         n = _mm512_mask_add_epi16(n, signed_q, n, K16(8).raw);
         _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j / 2),
                          NibblePairs(n));

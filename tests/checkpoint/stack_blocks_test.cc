@@ -330,6 +330,40 @@ TEST(StackBlocks, Nvfp4Bf16QuotientsAtRoundingBoundaries) {
   EXPECT_GT(cases, 200u);
 }
 
+// NVFP4 from bf16 under many tensor scales (log-uniform, 2^-120..2^120):
+// each scale code's thresholds and bucket table are built per call.
+TEST(StackBlocks, Nvfp4Bf16RandomTensorScales) {
+  std::mt19937 rng(23);
+  std::normal_distribution<float> normal;
+  for (StackArith arith : {StackArith::kCtNvfp4, StackArith::kModelOptNvfp4}) {
+    for (int trial = 0; trial < 300; ++trial) {
+      const float ts =
+          std::ldexp(1.0f + static_cast<float>(rng() % 4096) / 4096.0f,
+                     static_cast<int>(rng() % 240) - 120);
+      std::vector<uint8_t> in;
+      for (int b = 0; b < 40; ++b) {
+        // Block magnitudes around the ones that give mid-range scale codes.
+        const float mag = (arith == StackArith::kCtNvfp4 ? 1.0f / ts : ts) *
+                          std::ldexp(1.0f, static_cast<int>(rng() % 24) - 12);
+        for (int k = 0; k < 16; ++k) {
+          if (b % 8 == 7) {
+            PutBits(Format::kBF16, static_cast<uint32_t>(rng()) & 0xFFFF, in);
+          } else {
+            Put(Format::kBF16, normal(rng) * mag, in);
+          }
+        }
+      }
+      StackBlocksArgs a;
+      a.arith = arith;
+      a.from = Format::kBF16;
+      a.tensor_scale = ts;
+      Check(a, in, 40,
+            absl::StrFormat("%s bf16 scale %a", ArithName(arith), ts));
+      if (HasFailure()) return;
+    }
+  }
+}
+
 TEST(StackBlocks, AbsMaxBitsEveryTarget) {
   std::mt19937 rng(7);
   for (Format w : {Format::kF32, Format::kBF16, Format::kF16}) {

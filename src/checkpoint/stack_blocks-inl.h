@@ -655,16 +655,22 @@ class StackBlockQuantizer : private StackOps {
     const __m512i a = _mm512_and_si512(x, K16(0x7FFF).raw);
     const __m512i base =
         _mm512_permutex2var_epi16(t0, _mm512_or_si512(sel, K16(31).raw), t1);
-    const __m512i zero_max =
-        _mm512_permutex2var_epi16(t0, _mm512_or_si512(sel, K16(30).raw), t1);
     const __m512i d = _mm512_subs_epu16(a, base);
     const __m512i idx = _mm512_or_si512(
         _mm512_min_epu16(_mm512_srli_epi16(d, 5), K16(29).raw), sel);
     const __m512i e = _mm512_permutex2var_epi16(t0, idx, t1);
     __m512i n = _mm512_mask_add_epi16(
         e, _mm512_cmpgt_epu16_mask(_mm512_slli_epi16(d, 11), e), e, K16(1).raw);
+    // The sign where q is not +-0: |x| > Z, usually Z = 0 for both blocks
+    // (then a test instead of a lookup and a compare).
+    const __mmask32 neg = _mm512_movepi16_mask(x);
     const __mmask32 signed_q =
-        _mm512_mask_cmpgt_epu16_mask(_mm512_movepi16_mask(x), a, zero_max);
+        (tab0[30] | tab1[30]) == 0
+            ? _mm512_mask_test_epi16_mask(neg, a, a)
+            : _mm512_mask_cmpgt_epu16_mask(
+                  neg, a,
+                  _mm512_permutex2var_epi16(
+                      t0, _mm512_or_si512(sel, K16(30).raw), t1));
     n = _mm512_mask_add_epi16(n, signed_q, n, K16(8).raw);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out), NibblePairs(n));
   }

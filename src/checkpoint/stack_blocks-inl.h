@@ -139,18 +139,26 @@ struct StackOps {
 //   e[k]: the same lanes fully reduced (32-bit pairs)
 //   f:    in quarter j, lanes blk j, 8+j, 4+j, 12+j; one permute orders it.
 // Max16 from its first level a[k] (also what NVFP4 from bf16 loads directly:
-// two 16-element blocks per vector).
+// two 16-element blocks per vector). kU16: the maxima per u16 half instead
+// (every shuffle moves whole u32 lanes), so each result lane holds its
+// block's largest even and odd u16 lane.
+template <bool kU16>
+HWY_INLINE __m512i MaxLanes(__m512i a, __m512i b) {
+  return kU16 ? _mm512_max_epu16(a, b) : _mm512_max_epu32(a, b);
+}
+
+template <bool kU16>
 HWY_INLINE __m512i Max16FromPairs(const __m512i a[8]) {
   __m512i b[4], e[2];
   for (int k = 0; k < 4; ++k) {
-    b[k] = _mm512_max_epu32(_mm512_shuffle_i64x2(a[2 * k], a[2 * k + 1], 0x88),
-                            _mm512_shuffle_i64x2(a[2 * k], a[2 * k + 1], 0xDD));
+    b[k] = MaxLanes<kU16>(_mm512_shuffle_i64x2(a[2 * k], a[2 * k + 1], 0x88),
+                          _mm512_shuffle_i64x2(a[2 * k], a[2 * k + 1], 0xDD));
   }
   for (int k = 0; k < 2; ++k) {
     const __m512i c =
-        _mm512_max_epu32(_mm512_unpacklo_epi64(b[2 * k], b[2 * k + 1]),
-                         _mm512_unpackhi_epi64(b[2 * k], b[2 * k + 1]));
-    e[k] = _mm512_max_epu32(c, _mm512_shuffle_epi32(c, _MM_PERM_CDAB));
+        MaxLanes<kU16>(_mm512_unpacklo_epi64(b[2 * k], b[2 * k + 1]),
+                       _mm512_unpackhi_epi64(b[2 * k], b[2 * k + 1]));
+    e[k] = MaxLanes<kU16>(c, _mm512_shuffle_epi32(c, _MM_PERM_CDAB));
   }
   const __m512i f = _mm512_mask_blend_epi32(0xAAAA, e[0], e[1]);
   const __m512i idx =
@@ -158,13 +166,14 @@ HWY_INLINE __m512i Max16FromPairs(const __m512i a[8]) {
   return _mm512_permutexvar_epi32(idx, f);
 }
 
+template <bool kU16>
 HWY_INLINE __m512i Max16(const __m512i v[16]) {
   __m512i a[8];
   for (int k = 0; k < 8; ++k) {
-    a[k] = _mm512_max_epu32(_mm512_shuffle_i64x2(v[2 * k], v[2 * k + 1], 0x44),
-                            _mm512_shuffle_i64x2(v[2 * k], v[2 * k + 1], 0xEE));
+    a[k] = MaxLanes<kU16>(_mm512_shuffle_i64x2(v[2 * k], v[2 * k + 1], 0x44),
+                          _mm512_shuffle_i64x2(v[2 * k], v[2 * k + 1], 0xEE));
   }
-  return Max16FromPairs(a);
+  return Max16FromPairs<kU16>(a);
 }
 #endif
 
@@ -257,22 +266,21 @@ class StackBlockQuantizer : private StackOps {
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
     if constexpr (hn::MaxLanes(DU()) == 16) {
       // From bf16: 32 elements (an MX block, two NVFP4 blocks) in one
-      // vector of u16 lanes; |x| there, then in each u32 lane's high half
-      // the larger of its two halves (the low half keeps the low lane's
-      // |x|, which only breaks ties between equal high halves, and is
-      // cleared once per sixteen blocks). NaN counts here as the largest
-      // |x|; the blocks whose amax comes out NaN are then redone with NaN
-      // skipped (unless kNanAmax).
+      // vector of u16 lanes; |x| there, and the tree's maxima per u16 half,
+      // merged once per sixteen blocks (rotate and max), then the low half
+      // cleared: f32 bits. NaN counts here as the largest |x|; the blocks
+      // whose amax comes out NaN are then redone with NaN skipped (unless
+      // kNanAmax).
       constexpr bool kBf16 = kSrc == internal::SrcKind::kBF16;
       const auto block_max_bf16 = [&](size_t b) {
-        const __m512i a = _mm512_and_si512(
-            _mm512_loadu_si512(in + b * kBlock * kIn), K16(0x7FFF).raw);
-        return _mm512_max_epu16(a, _mm512_slli_epi32(a, 16));
+        return _mm512_and_si512(_mm512_loadu_si512(in + b * kBlock * kIn),
+                                K16(0x7FFF).raw);
       };
       const auto finish = [&](__m512i m) {
         if constexpr (kBf16) {
           m = _mm512_and_si512(
-              m, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u)));
+              _mm512_max_epu16(m, _mm512_rol_epi32(m, 16)),
+              _mm512_set1_epi32(static_cast<int>(0xFFFF0000u)));
         }
         _mm512_storeu_si512(amax + b1, m);
         if constexpr (kBf16 && !kNanAmax) {
@@ -290,7 +298,7 @@ class StackBlockQuantizer : private StackOps {
           // first level (blocks 2k and 2k + 1 in its 256-bit halves).
           __m512i a[8];
           for (size_t k = 0; k < 8; ++k) a[k] = block_max_bf16(b1 + 2 * k);
-          finish(Max16FromPairs(a));
+          finish(Max16FromPairs<kBf16>(a));
           continue;
         }
         __m512i v[16];
@@ -301,7 +309,7 @@ class StackBlockQuantizer : private StackOps {
             v[k] = block_max(b1 + k).raw;
           }
         }
-        finish(Max16(v));
+        finish(Max16<kBf16>(v));
       }
     }
 #endif

@@ -479,8 +479,8 @@ class StackBlockQuantizer : private StackOps {
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
       if constexpr (hn::MaxLanes(di16) == 32) {
         // The count from the bucket table of the thresholds (as for NVFP4,
-        // Nvfp4Bf16PairBuckets): d = |x| -sat (s << 7) + B is y - B, or 0
-        // where y <= B (u16: s << 7 + B > 0, and no overflow).
+        // Nvfp4Bf16PairBuckets): d = |x| -sat ((s << 7) + B) is y - B, or
+        // 0 where y <= B (u16: (s << 7) + B > 0, and no overflow).
         static constexpr unsigned kThrU[7] = {0x3E80, 0x3F3F, 0x3FA0, 0x3FDF,
                                               0x4020, 0x405F, 0x40A0};
         static constexpr unsigned kOrigin = 0x3E80 - 31;

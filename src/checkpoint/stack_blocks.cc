@@ -93,6 +93,15 @@ void StackNvfp4Thresholds::Fill(unsigned lo, unsigned hi) {
   static constexpr double kBound[7] = {
       0.25 + 0x1p-26, 0.75 - 0x1p-25, 1.25 + 0x1p-24, 1.75 - 0x1p-24,
       2.5 + 0x1p-23,  3.5 - 0x1p-23,  5.0 + 0x1p-22};
+  // Usually every code of the span is there already (one test per word).
+  uint64_t missing = 0;
+  for (unsigned w = lo / 64; w <= hi / 64; ++w) {
+    const unsigned first = w == lo / 64 ? lo % 64 : 0;
+    const unsigned last = w == hi / 64 ? hi % 64 : 63;
+    missing |=
+        (~uint64_t{0} >> (63 - last)) & (~uint64_t{0} << first) & ~have[w];
+  }
+  if (missing == 0) return;
   for (unsigned c = lo; c <= hi; ++c) {
     uint64_t& word = have[c / 64];
     const uint64_t bit = uint64_t{1} << (c % 64);

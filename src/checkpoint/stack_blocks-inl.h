@@ -369,11 +369,11 @@ class StackBlockQuantizer : private StackOps {
       size_t b = 0;
       for (; b + 2 <= nb; b += 2) {
         const uint8_t c0 = codes[b], c1 = codes[b + 1];
-        if (HWY_LIKELY(c0 < 128 && c1 < 128 && thr->bucketed[c0] &&
-                       thr->bucketed[c1])) {
+        const bool codes_ok = (c0 | c1) < 128;
+        if (HWY_LIKELY(codes_ok && (thr->bucketed[c0] & thr->bucketed[c1]))) {
           Nvfp4Bf16PairBuckets(in + b * kBlock * kIn, thr->bucket[c0],
                                thr->bucket[c1], elements + b * kOutPerBlock);
-        } else if (c0 < 128 && c1 < 128 && thr->usable[c0] && thr->usable[c1]) {
+        } else if (codes_ok && thr->usable[c0] && thr->usable[c1]) {
           uint64_t pair[8];
           PairThresholds(thr->row[c0], thr->row[c1], pair);
           Nvfp4Bf16Pair(in + b * kBlock * kIn, pair,

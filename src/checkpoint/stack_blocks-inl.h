@@ -4,8 +4,9 @@
 // passes over an L1-sized chunk of whole blocks: the block amax (pass 1; on
 // AVX-512 sixteen blocks per reduction tree), the scale codes and per-block
 // divisors or multipliers, a vector of blocks at a time (pass 2), the
-// elements (pass 3; MX from bf16 in u16 lanes, where the power-of-two scale
-// is an exponent shift of the input's bits).
+// elements (pass 3; from bf16 on AVX-512 in u16 lanes: NVFP4 by per-code
+// threshold tables, MX where the power-of-two scale is an exponent shift of
+// the input's bits).
 // Per-target toggle guard (re-included once per Highway target).
 #if defined(MXPACK_SRC_CHECKPOINT_STACK_BLOCKS_INL_H_) == \
     defined(HWY_TARGET_TOGGLE)
@@ -138,18 +139,26 @@ struct StackOps {
 //   e[k]: the same lanes fully reduced (32-bit pairs)
 //   f:    in quarter j, lanes blk j, 8+j, 4+j, 12+j; one permute orders it.
 // Max16 from its first level a[k] (also what NVFP4 from bf16 loads directly:
-// two 16-element blocks per vector).
+// two 16-element blocks per vector). kU16: the maxima per u16 half instead
+// (every shuffle moves whole u32 lanes), so each result lane holds its
+// block's largest even and odd u16 lane.
+template <bool kU16>
+HWY_INLINE __m512i MaxLanes(__m512i a, __m512i b) {
+  return kU16 ? _mm512_max_epu16(a, b) : _mm512_max_epu32(a, b);
+}
+
+template <bool kU16>
 HWY_INLINE __m512i Max16FromPairs(const __m512i a[8]) {
   __m512i b[4], e[2];
   for (int k = 0; k < 4; ++k) {
-    b[k] = _mm512_max_epu32(_mm512_shuffle_i64x2(a[2 * k], a[2 * k + 1], 0x88),
-                            _mm512_shuffle_i64x2(a[2 * k], a[2 * k + 1], 0xDD));
+    b[k] = MaxLanes<kU16>(_mm512_shuffle_i64x2(a[2 * k], a[2 * k + 1], 0x88),
+                          _mm512_shuffle_i64x2(a[2 * k], a[2 * k + 1], 0xDD));
   }
   for (int k = 0; k < 2; ++k) {
     const __m512i c =
-        _mm512_max_epu32(_mm512_unpacklo_epi64(b[2 * k], b[2 * k + 1]),
-                         _mm512_unpackhi_epi64(b[2 * k], b[2 * k + 1]));
-    e[k] = _mm512_max_epu32(c, _mm512_shuffle_epi32(c, _MM_PERM_CDAB));
+        MaxLanes<kU16>(_mm512_unpacklo_epi64(b[2 * k], b[2 * k + 1]),
+                       _mm512_unpackhi_epi64(b[2 * k], b[2 * k + 1]));
+    e[k] = MaxLanes<kU16>(c, _mm512_shuffle_epi32(c, _MM_PERM_CDAB));
   }
   const __m512i f = _mm512_mask_blend_epi32(0xAAAA, e[0], e[1]);
   const __m512i idx =
@@ -157,13 +166,14 @@ HWY_INLINE __m512i Max16FromPairs(const __m512i a[8]) {
   return _mm512_permutexvar_epi32(idx, f);
 }
 
+template <bool kU16>
 HWY_INLINE __m512i Max16(const __m512i v[16]) {
   __m512i a[8];
   for (int k = 0; k < 8; ++k) {
-    a[k] = _mm512_max_epu32(_mm512_shuffle_i64x2(v[2 * k], v[2 * k + 1], 0x44),
-                            _mm512_shuffle_i64x2(v[2 * k], v[2 * k + 1], 0xEE));
+    a[k] = MaxLanes<kU16>(_mm512_shuffle_i64x2(v[2 * k], v[2 * k + 1], 0x44),
+                          _mm512_shuffle_i64x2(v[2 * k], v[2 * k + 1], 0xEE));
   }
-  return Max16FromPairs(a);
+  return Max16FromPairs<kU16>(a);
 }
 #endif
 
@@ -200,9 +210,13 @@ class StackBlockQuantizer : private StackOps {
   static void Run(float tensor_scale, const uint8_t* HWY_RESTRICT in, size_t nb,
                   uint8_t* HWY_RESTRICT elements,
                   uint8_t* HWY_RESTRICT scales) {
+    // NVFP4's element thresholds per scale code, filled as codes appear.
+    internal::StackNvfp4Thresholds thr;
+    thr.arith = kArith;
+    thr.tensor_scale = tensor_scale;
     for (size_t b = 0; b < nb; b += kChunkBlocks) {
       Chunk(tensor_scale, in + b * kBlock * kIn, HWY_MIN(kChunkBlocks, nb - b),
-            elements + b * kOutPerBlock, scales + b);
+            elements + b * kOutPerBlock, scales + b, &thr);
     }
   }
 
@@ -234,7 +248,9 @@ class StackBlockQuantizer : private StackOps {
   static HWY_INLINE void Chunk(float tensor_scale,
                                const uint8_t* HWY_RESTRICT in, size_t nb,
                                uint8_t* HWY_RESTRICT elements,
-                               uint8_t* HWY_RESTRICT scales) {
+                               uint8_t* HWY_RESTRICT scales,
+                               internal::StackNvfp4Thresholds* thr) {
+    (void)thr;
     const DU du;
     const size_t N = hn::Lanes(du);
     // Pass 1: block amax bits; lanes past nb stay 0.
@@ -250,37 +266,50 @@ class StackBlockQuantizer : private StackOps {
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
     if constexpr (hn::MaxLanes(DU()) == 16) {
       // From bf16: 32 elements (an MX block, two NVFP4 blocks) in one
-      // vector of u16 lanes; |x| (NaN 0 unless kNanAmax) there, then in
-      // each u32 lane the larger of its two halves, as f32 bits (the low
-      // half's max, shifted up).
+      // vector of u16 lanes; |x| there, and the tree's maxima per u16 half,
+      // merged once per sixteen blocks (rotate and max), then the low half
+      // cleared: f32 bits. NaN counts here as the largest |x|; the blocks
+      // whose amax comes out NaN are then redone with NaN skipped (unless
+      // kNanAmax).
+      constexpr bool kBf16 = kSrc == internal::SrcKind::kBF16;
       const auto block_max_bf16 = [&](size_t b) {
-        const __m512i x = _mm512_loadu_si512(in + b * kBlock * kIn);
-        __m512i a = _mm512_and_si512(x, K16(0x7FFF).raw);
-        if constexpr (!kNanAmax) {
-          a = _mm512_maskz_mov_epi16(
-              _mm512_cmple_epi16_mask(a, K16(0x7F80).raw), a);
+        return _mm512_and_si512(_mm512_loadu_si512(in + b * kBlock * kIn),
+                                K16(0x7FFF).raw);
+      };
+      const auto finish = [&](__m512i m) {
+        if constexpr (kBf16) {
+          m = _mm512_and_si512(
+              _mm512_max_epu16(m, _mm512_rol_epi32(m, 16)),
+              _mm512_set1_epi32(static_cast<int>(0xFFFF0000u)));
         }
-        return _mm512_slli_epi32(_mm512_max_epu16(a, _mm512_srli_epi32(a, 16)),
-                                 16);
+        _mm512_storeu_si512(amax + b1, m);
+        if constexpr (kBf16 && !kNanAmax) {
+          const __mmask16 nan =
+              _mm512_cmpgt_epu32_mask(m, _mm512_set1_epi32(0x7F800000));
+          for (unsigned k = nan; k != 0; k &= k - 1) {
+            const size_t b = b1 + static_cast<size_t>(__builtin_ctz(k));
+            amax[b] = hn::GetLane(hn::MaxOfLanes(du, block_max(b)));
+          }
+        }
       };
       for (; b1 + 16 <= nb; b1 += 16) {
-        if constexpr (kSrc == internal::SrcKind::kBF16 && kBlock == 16) {
+        if constexpr (kBf16 && kBlock == 16) {
           // NVFP4: the same vector holds two blocks, which is Max16's
           // first level (blocks 2k and 2k + 1 in its 256-bit halves).
           __m512i a[8];
           for (size_t k = 0; k < 8; ++k) a[k] = block_max_bf16(b1 + 2 * k);
-          _mm512_storeu_si512(amax + b1, Max16FromPairs(a));
+          finish(Max16FromPairs<kBf16>(a));
           continue;
         }
         __m512i v[16];
         for (size_t k = 0; k < 16; ++k) {
-          if constexpr (kBlock == 32 && kSrc == internal::SrcKind::kBF16) {
+          if constexpr (kBlock == 32 && kBf16) {
             v[k] = block_max_bf16(b1 + k);
           } else {
             v[k] = block_max(b1 + k).raw;
           }
         }
-        _mm512_storeu_si512(amax + b1, Max16(v));
+        finish(Max16<kBf16>(v));
       }
     }
 #endif
@@ -290,11 +319,16 @@ class StackBlockQuantizer : private StackOps {
     // Pass 2: scale codes, and each block's divisor (NVFP4) or multiplier (MX).
     HWY_ALIGN uint8_t codes[kChunkBlocks + 16];
     HWY_ALIGN uint32_t factor[kChunkBlocks + 16];
+    // (NVFP4 from bf16 on AVX-512 compares with per-code thresholds and
+    // finds the divisor only for the blocks that divide.)
+    constexpr bool kCompares = kNvfp4 && kSrc == internal::SrcKind::kBF16 &&
+                               HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86 &&
+                               hn::MaxLanes(DU()) == 16;
     for (size_t b = 0; b < nb; b += N) {
       VU code, f;
-      Scales(tensor_scale, hn::Load(du, amax + b), code, f);
+      Scales(tensor_scale, hn::Load(du, amax + b), code, f, !kCompares);
       StoreLanes<1>(du, code, codes + b);
-      hn::Store(f, du, factor + b);
+      if (!kCompares) hn::Store(f, du, factor + b);
     }
     std::memcpy(scales, codes, nb);
     // Pass 3: elements, q = x / divisor (NVFP4) or x * 2^-k (MX; equal to
@@ -313,6 +347,46 @@ class StackBlockQuantizer : private StackOps {
         return Nibble(q, zero_max);
       }
     };
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+    if constexpr (kNvfp4 && kSrc == internal::SrcKind::kBF16 &&
+                  hn::MaxLanes(DU()) == 16) {
+      // The thresholds of the scale codes this chunk meets (usually a few
+      // binades: the span costs less to find than the set).
+      unsigned lo = 127, hi = 0;
+      for (size_t b = 0; b < nb; ++b) {
+        const unsigned c = codes[b] & 0x7F;
+        lo = HWY_MIN(lo, c);
+        hi = HWY_MAX(hi, c);
+      }
+      thr->Fill(lo, hi);
+      const auto divide = [&](size_t b) {
+        VU code, f;
+        Scales(tensor_scale, hn::Set(du, amax[b]), code, f, true);
+        factor[b] = hn::GetLane(f);
+        for (size_t v = b * kBlock / N; v < (b + 1) * kBlock / N; ++v)
+          StoreNibbles(codes_of(v), elements + v * N / 2);
+      };
+      size_t b = 0;
+      for (; b + 2 <= nb; b += 2) {
+        const uint8_t c0 = codes[b], c1 = codes[b + 1];
+        const bool codes_ok = (c0 | c1) < 128;
+        if (HWY_LIKELY(codes_ok && (thr->bucketed[c0] & thr->bucketed[c1]))) {
+          Nvfp4Bf16PairBuckets(in + b * kBlock * kIn, thr->bucket[c0],
+                               thr->bucket[c1], elements + b * kOutPerBlock);
+        } else if (codes_ok && thr->usable[c0] && thr->usable[c1]) {
+          uint64_t pair[8];
+          PairThresholds(thr->row[c0], thr->row[c1], pair);
+          Nvfp4Bf16Pair(in + b * kBlock * kIn, pair,
+                        elements + b * kOutPerBlock);
+        } else {
+          divide(b);
+          divide(b + 1);
+        }
+      }
+      if (b < nb) divide(b);
+      return;
+    }
+#endif
     if constexpr ((kArith == internal::StackArith::kCtMxfp4 || kFp8) &&
                   kSrc == internal::SrcKind::kBF16) {
       for (size_t b = 0; b < nb; ++b) {
@@ -404,14 +478,32 @@ class StackBlockQuantizer : private StackOps {
       VI16 c;
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
       if constexpr (hn::MaxLanes(di16) == 32) {
-        // The count as masked increments (no mask-to-vector moves).
-        __m512i n = _mm512_setzero_si512();
-        const __m512i one = K16(1).raw;
-        for (int i = 0; i < 7; ++i) {
-          const __mmask32 gt = _mm512_cmpgt_epi16_mask(y.raw, K16(kThr[i]).raw);
-          n = _mm512_mask_add_epi16(n, gt, n, one);
-        }
-        c = VI16{n};
+        // The count from the bucket table of the thresholds (as for NVFP4,
+        // Nvfp4Bf16PairBuckets): d = |x| -sat ((s << 7) + B) is y - B, or
+        // 0 where y <= B (u16: (s << 7) + B > 0, and no overflow).
+        static constexpr unsigned kThrU[7] = {0x3E80, 0x3F3F, 0x3FA0, 0x3FDF,
+                                              0x4020, 0x405F, 0x40A0};
+        static constexpr unsigned kOrigin = 0x3E80 - 31;
+        static constexpr internal::StackBuckets kBuckets =
+            internal::MakeStackBuckets(kThrU, kOrigin);
+        static_assert(kBuckets.ok, "one threshold per bucket");
+        const __m512i d = _mm512_subs_epu16(
+            a.raw, _mm512_set1_epi16(static_cast<int16_t>(s * 128 + kOrigin)));
+        const __m512i e = _mm512_permutexvar_epi16(
+            _mm512_min_epu16(_mm512_srli_epi16(d, 5), K16(29).raw),
+            _mm512_loadu_si512(kBuckets.entry));
+        __m512i n = _mm512_mask_add_epi16(
+            e, _mm512_cmpgt_epu16_mask(_mm512_slli_epi16(d, 11), e), e,
+            K16(1).raw);
+        // (z = 0, the usual case: a test instead of a broadcast compare.)
+        const __mmask32 neg = _mm512_movepi16_mask(x.raw);
+        const __mmask32 signed_q =
+            z == 0 ? _mm512_mask_test_epi16_mask(neg, a.raw, a.raw)
+                   : _mm512_mask_cmpgt_epu16_mask(neg, a.raw, zero_max.raw);
+        n = _mm512_mask_add_epi16(n, signed_q, n, K16(8).raw);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j / 2),
+                         NibblePairs(n));
+        continue;
       } else
 #endif
       {
@@ -469,6 +561,35 @@ class StackBlockQuantizer : private StackOps {
     const hn::Rebind<uint8_t, DI16> d8;
     const size_t N16 = hn::Lanes(di16);
     const VI16 shift = hn::Set(di16, static_cast<int16_t>(s * 128));
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+    if constexpr (hn::MaxLanes(di16) == 32) {
+      // One vector; Inf and NaN lanes also take the f32 path (rare), so
+      // that every lane left is +-0 or has y >= 2^-6: 0 < |x| < shift +
+      // 2^-6 is |x| - 1 < shift + 0x3C80 - 1 in u16 (> 0 for s >= -120).
+      const __m512i x = _mm512_loadu_si512(in);
+      const __m512i a = _mm512_and_si512(x, K16(0x7FFF).raw);
+      const __mmask32 slow =
+          _mm512_cmplt_epu16_mask(
+              _mm512_sub_epi16(a, K16(1).raw),
+              _mm512_set1_epi16(static_cast<int16_t>(s * 128 + 0x3C80 - 1))) |
+          _mm512_cmpgt_epu16_mask(a, K16(0x7F7F).raw);
+      if (slow != 0) return false;
+      const __m512i y = _mm512_subs_epi16(a, shift.raw);
+      // rn to 3 mantissa bits and the rebias (960 << 4 = 15360) in one
+      // add: y + 7 + lsb - 15360 > 0 for y >= 0x3C80.
+      const __m512i lsb = _mm512_and_si512(_mm512_srli_epi16(y, 4), K16(1).raw);
+      const __m512i rn = _mm512_srli_epi16(
+          _mm512_add_epi16(_mm512_add_epi16(y, K16(7 - 15360).raw), lsb), 4);
+      // Zeros 0, the rest saturated at 0x7E; then x's sign.
+      const __m512i c = _mm512_maskz_min_epu16(_mm512_test_epi16_mask(a, a), rn,
+                                               K16(0x7E).raw);
+      const __m512i signed_c = _mm512_ternarylogic_epi32(
+          c, _mm512_srli_epi16(x, 8), K16(0x80).raw, 0xF8);  // c | (s & 0x80)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                          _mm512_cvtepi16_epi8(signed_c));
+      return true;
+    }
+#endif
     const VI16 min_normal = K16(0x3C80);
     const VI16 zero = hn::Zero(di16);
     for (size_t j = 0; j < 32; j += N16) {
@@ -497,6 +618,116 @@ class StackBlockQuantizer : private StackOps {
     return true;
   }
 
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+  // NVFP4 from bf16: two blocks (32 elements) in u16 lanes, each element's
+  // nibble by comparison (internal::StackNvfp4Thresholds): the magnitude
+  // code is the number of thresholds |x|'s bits exceed, the sign that of x
+  // where q is not +-0 (NaN: 7 and x's sign, as x / div carries it). The
+  // blocks' u32 element pairs are interleaved (pair j of block 0, then of
+  // block 1), so that each threshold pair is one u64 broadcast (block 0's
+  // u16 threshold twice, block 1's twice); the nibble bytes come out
+  // interleaved the same way and one byte shuffle puts them back in order.
+  //
+  // PairThresholds: the u64 threshold pairs of blocks with rows row0, row1:
+  // lane i of the unpacklo / unpackhi halves holds thresholds 0, 1, 4, 5 /
+  // 2, 3, 6, 7 (kSlot).
+  static HWY_INLINE void PairThresholds(const uint32_t* row0,
+                                        const uint32_t* row1, uint64_t* pair) {
+    const __m256i r0 =
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(row0));
+    const __m256i r1 =
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(row1));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(pair),
+                       _mm256_unpacklo_epi32(r0, r1));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(pair + 4),
+                       _mm256_unpackhi_epi32(r0, r1));
+  }
+
+  // The same two blocks with each code from a table of 32-element buckets
+  // of |x|'s bits (internal::StackNvfp4Thresholds::bucket): with
+  // d = |x| -sat B, bucket min(d >> 5, 29) holds at most one threshold, so
+  // the code is the bucket's base count plus one where d's low 5 bits
+  // exceed the threshold's offset in the bucket: entry = offset << 11 |
+  // base, compared with d << 11 (the low 5 bits of d on top; base < 2^11
+  // decides nothing). vpermt2w looks up both blocks' tables at once (index
+  // bit 5 picks block 1's), entries 30 and 31 give Z and B per lane.
+  static HWY_INLINE void Nvfp4Bf16PairBuckets(const uint8_t* HWY_RESTRICT in,
+                                              const uint16_t* tab0,
+                                              const uint16_t* tab1,
+                                              uint8_t* out) {
+    const __m512i t0 = _mm512_load_si512(tab0);
+    const __m512i t1 = _mm512_load_si512(tab1);
+    // Index bit 5 (block 1's table) in lanes 16..31.
+    const __m512i sel = _mm512_maskz_mov_epi16(0xFFFF0000u, K16(32).raw);
+    const __m512i x = _mm512_loadu_si512(in);
+    const __m512i a = _mm512_and_si512(x, K16(0x7FFF).raw);
+    const __m512i base =
+        _mm512_permutex2var_epi16(t0, _mm512_or_si512(sel, K16(31).raw), t1);
+    const __m512i d = _mm512_subs_epu16(a, base);
+    const __m512i idx = _mm512_or_si512(
+        _mm512_min_epu16(_mm512_srli_epi16(d, 5), K16(29).raw), sel);
+    const __m512i e = _mm512_permutex2var_epi16(t0, idx, t1);
+    __m512i n = _mm512_mask_add_epi16(
+        e, _mm512_cmpgt_epu16_mask(_mm512_slli_epi16(d, 11), e), e, K16(1).raw);
+    // The sign where q is not +-0: |x| > Z, usually Z = 0 for both blocks
+    // (then a test instead of a lookup and a compare).
+    const __mmask32 neg = _mm512_movepi16_mask(x);
+    const __mmask32 signed_q =
+        (tab0[30] | tab1[30]) == 0
+            ? _mm512_mask_test_epi16_mask(neg, a, a)
+            : _mm512_mask_cmpgt_epu16_mask(
+                  neg, a,
+                  _mm512_permutex2var_epi16(
+                      t0, _mm512_or_si512(sel, K16(30).raw), t1));
+    n = _mm512_mask_add_epi16(n, signed_q, n, K16(8).raw);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), NibblePairs(n));
+  }
+
+  // The 16 bytes of 32 nibbles in u16 lanes whose bits 4..10 are zero
+  // (bucket entries carry their offset above them): in u32 lanes n_even +
+  // 16 n_odd, whose low byte is c_even | c_odd << 4 (the offsets only
+  // reach bytes 1 and 2); then byte 0 of each u32 lane.
+  static HWY_INLINE __m128i NibblePairs(__m512i n) {
+    const __m512i pairs = _mm512_madd_epi16(n, _mm512_set1_epi32(0x00100001));
+#if HWY_TARGET <= HWY_AVX3_DL
+    return _mm512_castsi512_si128(_mm512_permutexvar_epi8(
+        _mm512_setr_epi32(0x0C080400, 0x1C181410, 0x2C282420, 0x3C383430, 0, 0,
+                          0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+        pairs));
+#else
+    return _mm512_cvtepi32_epi8(pairs);
+#endif
+  }
+
+  static HWY_INLINE void Nvfp4Bf16Pair(const uint8_t* HWY_RESTRICT in,
+                                       const uint64_t* pair, uint8_t* out) {
+    static constexpr int kSlot[8] = {0, 1, 4, 5, 2, 3, 6, 7};
+    const auto bcast = [pair](int i) {
+      return _mm512_set1_epi64(static_cast<long long>(pair[kSlot[i]]));
+    };
+    const __m512i x = _mm512_permutexvar_epi32(
+        _mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15),
+        _mm512_loadu_si512(in));
+    const __m512i a = _mm512_and_si512(x, K16(0x7FFF).raw);
+    const __m512i one = K16(1).raw;
+    __m512i n = _mm512_setzero_si512();
+    for (int i = 0; i < 7; ++i)
+      n = _mm512_mask_add_epi16(n, _mm512_cmpgt_epu16_mask(a, bcast(i)), n,
+                                one);
+    const __mmask32 signed_q =
+        _mm512_cmpgt_epu16_mask(a, bcast(7)) & _mm512_movepi16_mask(x);
+    n = _mm512_mask_add_epi16(n, signed_q, n, K16(8).raw);
+    // Nibble pairs: in u32 lanes, c_even | c_odd << 4 is the low byte of
+    // n | n >> 12; then bytes 0, 2, .. (block 0) before 1, 3, .. (block 1).
+    const __m128i bytes =
+        _mm512_cvtepi32_epi8(_mm512_or_si512(n, _mm512_srli_epi32(n, 12)));
+    _mm_storeu_si128(
+        reinterpret_cast<__m128i*>(out),
+        _mm_shuffle_epi8(bytes, _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3,
+                                              5, 7, 9, 11, 13, 15)));
+  }
+#endif
+
   // The largest |q| whose nibble is 0: E2m1Nibble(+-0) = 0; for MX from
   // bf16 / f16, q below w's smallest normal is first rounded to w
   // (RoundToDtype), which flushes |q| <= half the smallest subnormal to
@@ -506,8 +737,10 @@ class StackBlockQuantizer : private StackOps {
     return kW == Format::kBF16 ? 0x00008000u : 0x33000000u;
   }
 
-  // Pass 2 for a vector of blocks whose amax bits are `a`.
-  static HWY_INLINE void Scales(float tensor_scale, VU a, VU& code, VU& f) {
+  // Pass 2 for a vector of blocks whose amax bits are `a` (NVFP4: f only
+  // `with_factor`).
+  static HWY_INLINE void Scales(float tensor_scale, VU a, VU& code, VU& f,
+                                bool with_factor) {
     const DU du;
     const DF df;
     using Enc = FastEncodeF32<Format::kE4M3, true>;
@@ -519,7 +752,7 @@ class StackBlockQuantizer : private StackOps {
       code = Enc::EncodeRn(du, AsU(hn::Mul(gs, AsF(a6))));
       code =
           hn::IfThenElse(hn::Eq(code, hn::Zero(du)), hn::Set(du, 0x20u), code);
-      f = AsU(hn::Div(AsF(DecodeE4M3(code)), gs));
+      if (with_factor) f = AsU(hn::Div(AsF(DecodeE4M3(code)), gs));
     } else if constexpr (kArith == internal::StackArith::kModelOptNvfp4) {
       // s = amax / (6 t); 0 -> 1; below 2^-9 -> 2^-9 (bits compare: s >= 0,
       // and NaN stays NaN); the encoder saturates at 448.
@@ -528,7 +761,8 @@ class StackBlockQuantizer : private StackOps {
       s = hn::IfThenElse(ILt(s, hn::Set(du, 0x3B000000u)),
                          hn::Set(du, 0x3B000000u), s);
       code = Enc::EncodeRn(du, s);
-      f = AsU(hn::Mul(AsF(DecodeE4M3(code)), hn::Set(df, tensor_scale)));
+      if (with_factor)
+        f = AsU(hn::Mul(AsF(DecodeE4M3(code)), hn::Set(df, tensor_scale)));
     } else if constexpr (kArith == internal::StackArith::kModelOptMxfp8) {
       ModelOptMxfp8Scales(a, code, f);
     } else {

@@ -74,9 +74,70 @@ uint32_t StackAbsMaxBits(Format from, const uint8_t* in, size_t n) {
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include "mxpack/scalar.h"
+#include "src/mx/nvfp4_thresholds.h"
 #include "src/util/dispatch_util.h"
 
 namespace mxpack {
+namespace internal {
+
+float StackNvfp4Divisor(StackArith a, float tensor_scale, uint8_t code) {
+  const float d = scalar::DecodeToF32(Format::kE4M3, code);
+  return a == StackArith::kCtNvfp4 ? d / tensor_scale : d * tensor_scale;
+}
+
+void StackNvfp4Thresholds::Fill(unsigned lo, unsigned hi) {
+  // The f32 rounding boundaries next to the e2m1 midpoints (see the
+  // header): m + ulp(m) / 2 where the tie goes down, m - ulp(m) / 2 where
+  // it goes up (ulp in m's binade; none of the m_i is a power of two there).
+  static constexpr double kBound[7] = {
+      0.25 + 0x1p-26, 0.75 - 0x1p-25, 1.25 + 0x1p-24, 1.75 - 0x1p-24,
+      2.5 + 0x1p-23,  3.5 - 0x1p-23,  5.0 + 0x1p-22};
+  // Usually every code of the span is there already (one test per word).
+  uint64_t missing = 0;
+  for (unsigned w = lo / 64; w <= hi / 64; ++w) {
+    const unsigned first = w == lo / 64 ? lo % 64 : 0;
+    const unsigned last = w == hi / 64 ? hi % 64 : 63;
+    missing |=
+        (~uint64_t{0} >> (63 - last)) & (~uint64_t{0} << first) & ~have[w];
+  }
+  if (missing == 0) return;
+  for (unsigned c = lo; c <= hi; ++c) {
+    uint64_t& word = have[c / 64];
+    const uint64_t bit = uint64_t{1} << (c % 64);
+    if (word & bit) continue;
+    word |= bit;
+    const float div =
+        StackNvfp4Divisor(arith, tensor_scale, static_cast<uint8_t>(c));
+    usable[c] = div > 0.0f && div <= 3.4028234663852886e38f;
+    bucketed[c] = false;
+    if (!usable[c]) {
+      for (int i = 0; i < 8; ++i) row[c][i] = 0;
+      continue;
+    }
+    for (int i = 0; i < 8; ++i) {
+      bool exact;
+      // (i = 7: q is +-0 iff |x| / div <= 2^-150.)
+      const double bound = i < 7 ? kBound[i] : 0x1p-150;
+      uint32_t t = F32BitsAtOrBelow(bound * static_cast<double>(div), &exact);
+      // Tie up (odd i): the boundary itself passes, T is the f32 below it.
+      if (i < 7 && i % 2 == 1 && exact) --t;
+      const uint32_t h = t >> 16;
+      row[c][i] = h | h << 16;
+    }
+    unsigned t[7];
+    for (int i = 0; i < 7; ++i) t[i] = row[c][i] & 0xFFFF;
+    const unsigned base = t[0] >= 31 ? t[0] - 31 : 0;
+    const StackBuckets buckets = MakeStackBuckets(t, base);
+    for (int j = 0; j < 30; ++j) bucket[c][j] = buckets.entry[j];
+    bucket[c][30] = static_cast<uint16_t>(row[c][7]);
+    bucket[c][31] = static_cast<uint16_t>(base);
+    bucketed[c] = buckets.ok;
+  }
+}
+
+}  // namespace internal
+
 HWY_EXPORT(StackBlocks);
 HWY_EXPORT(StackAbsMaxBits);
 

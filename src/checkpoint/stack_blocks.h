@@ -51,6 +51,70 @@ void QuantizeStackBlocks(const StackBlocksArgs& a, const uint8_t* in, size_t nb,
 void QuantizeStackBlocksScalar(const StackBlocksArgs& a, const uint8_t* in,
                                size_t nb, uint8_t* elements, uint8_t* scales);
 
+// NVFP4 elements by comparison. q = f32(x / div) (div: the block's f32
+// divisor, a function of its scale code for a given tensor scale) gets
+// e2m1 magnitude i + 1 where q > m_i (m_i = 0.25, 1.25, 2.5, 5: the tie
+// goes down to the even code) or q >= m_i (0.75, 1.75, 3.5: up), and keeps
+// its sign unless q is +-0. Each such test on f32(x / div), a correctly
+// rounded quotient, is a test of the exact quotient against the f32
+// rounding boundary next to m_i (m_i +- half its ulp; m_i's significand
+// is even, so the boundary itself rounds onto m_i), and so a comparison of
+// |x| with that boundary times div, exact in f64 (25 + 24 significant
+// bits): |x| > T for the largest f32 T on the side of the boundary that
+// fails. For bf16 inputs (low 16 f32 bits zero) |x| > T iff the bf16 bits
+// of |x| exceed T >> 16.
+struct StackNvfp4Thresholds {
+  // Fills the rows of the scale codes lo..hi (< 128) not filled yet.
+  void Fill(unsigned lo, unsigned hi);
+
+  StackArith arith = StackArith::kCtNvfp4;
+  float tensor_scale = 1.0f;
+  uint64_t have[2] = {0, 0};
+  // row[c][i] for i < 7: T_i >> 16 in both halves (a u16 threshold pair);
+  // row[c][7]: the same for the test q != 0 (|x| > div 2^-150; the tie
+  // rounds to 0). usable[c]: whether div is a positive finite f32 (else
+  // the block takes the division path: x / 0 or x / Inf, NaN).
+  alignas(32) uint32_t row[128][8];
+  bool usable[128];
+  // The same decision by table lookup, where the u16 thresholds T_0 <
+  // .. < T_6 lie at least a 32-value bucket apart (all but tiny divisors):
+  // with B = T_0 - 31 (or 0) and d = |x| - B saturated at 0, bucket j =
+  // min(d >> 5, 29) holds at most one threshold; bucket[c][j] = (its offset
+  // in the bucket, or 31 for none) << 11 | (the thresholds below the
+  // bucket), [30] = T_z (the q != 0 test), [31] = B. bucketed[c]: whether
+  // the table applies (else row[c]).
+  alignas(64) uint16_t bucket[128][32];
+  bool bucketed[128];
+};
+
+// A bucket table (StackNvfp4Thresholds::bucket) of seven ascending u16
+// thresholds t with bucket origin `base`: entries 0..29; ok = false where a
+// bucket would hold two thresholds or t[6] lies past bucket 28 (bucket 29
+// also takes every larger |x|).
+struct StackBuckets {
+  uint16_t entry[32] = {};
+  bool ok = false;
+};
+constexpr StackBuckets MakeStackBuckets(const unsigned (&t)[7], unsigned base) {
+  StackBuckets r;
+  r.ok = t[6] < base + 29 * 32;
+  unsigned below = 0;  // thresholds below the bucket
+  for (unsigned j = 0; j < 30; ++j) {
+    const unsigned first = base + 32 * j;
+    while (below < 7 && t[below] < first) ++below;
+    // A threshold at first + 31 is exceeded by none in the bucket.
+    unsigned inside = below, offset = 31;
+    while (inside < 7 && t[inside] < first + 31) offset = t[inside++] - first;
+    if (inside - below > 1) r.ok = false;
+    r.entry[j] = static_cast<uint16_t>(offset << 11 | below);
+  }
+  return r;
+}
+
+// The f32 divisor of NVFP4 elements under scale code `code` (< 128):
+// compressed-tensors e4m3(code) / global scale, ModelOpt e4m3(code) * t.
+float StackNvfp4Divisor(StackArith a, float tensor_scale, uint8_t code);
+
 // The largest f32 bit pattern of |x| over `n` elements of `from` at `in`: the
 // largest |x| where all are finite, and >= 0x7F800000 where any is Inf or NaN.
 uint32_t AbsMaxBits(Format from, const uint8_t* in, size_t n,

@@ -100,8 +100,10 @@ std::vector<uint8_t> Blocks(Format w, size_t block, uint32_t seed,
     {
       std::vector<float> v = {256.0f * Pow2(e)};
       for (int m = 0; m < 16; ++m) {
-        v.push_back((1.0f + static_cast<float>(2 * (m % 8) + 1) / 16.0f) * Pow2(e + m / 2 - 3));
-        v.push_back(-(static_cast<float>(m) + 0.5f) * Pow2(e - 9));  // subnormal midpoints
+        v.push_back((1.0f + static_cast<float>(2 * (m % 8) + 1) / 16.0f) *
+                    Pow2(e + m / 2 - 3));
+        v.push_back(-(static_cast<float>(m) + 0.5f) *
+                    Pow2(e - 9));  // subnormal midpoints
       }
       emit(v);
     }
@@ -230,6 +232,11 @@ TEST(StackBlocks, EveryTargetEqualsScalar) {
         }
         for (float s : {0.25f, 1024.0f, 1e-30f, 1e30f, 0.3f})
           scales.push_back(s);
+        // Divisors whose element thresholds are bf16 subnormals, a few
+        // values apart (too close for the bucket tables) or just far
+        // enough.
+        for (float s : {3e-40f, 1e-41f, 2e-39f, 7e-42f, 4e-43f, 9e-39f})
+          scales.push_back(arith == StackArith::kCtNvfp4 ? 1.0f / s : s);
         if (arith == StackArith::kCtNvfp4) scales.push_back(0.0f);
       }
       for (float s : scales) {
@@ -245,6 +252,114 @@ TEST(StackBlocks, EveryTargetEqualsScalar) {
         for (size_t n : {1, 2, 3, 5, 17}) Check(a, in, n, what);
         if (HasFailure()) return;
       }
+    }
+  }
+}
+
+// NVFP4 from bf16 decides each element by comparing |x| with thresholds
+// derived from the f32 rounding boundaries next to the e2m1 midpoints m
+// (m +- half an ulp). Inputs whose quotient x / div falls within an ulp of
+// a midpoint are rare for random scales, so each case here picks a bf16 x
+// and a divisor div with x / div at m + k ulp / 4 (k = -3..3: both sides
+// of both boundaries, and m itself), then the tensor scale that makes the
+// stack compute exactly that div, and a block amax that gives the scale
+// code d.
+TEST(StackBlocks, Nvfp4Bf16QuotientsAtRoundingBoundaries) {
+  const float mids[] = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f};
+  const float ds[] = {0.5f, 1.0f, 1.375f, 3.0f, 96.0f};
+  std::mt19937 rng(11);
+  size_t cases = 0;
+  for (StackArith arith : {StackArith::kCtNvfp4, StackArith::kModelOptNvfp4}) {
+    const bool ct = arith == StackArith::kCtNvfp4;
+    for (float d : ds) {
+      for (float m : mids) {
+        const double ulp = std::ldexp(1.0, std::ilogb(m) - 23);
+        for (int k = -3; k <= 3; ++k) {
+          const double target = m + k * ulp / 4;
+          for (int trial = 0; trial < 12; ++trial) {
+            // x: a bf16 with a random significand, about m * d / 2^e.
+            const float xf = scalar::DecodeToF32(
+                Format::kBF16,
+                scalar::EncodeF32(
+                    m * d * (1.0f + static_cast<float>(rng() % 128) / 256.0f),
+                    Format::kBF16, kRnNoSat));
+            const float div = static_cast<float>(xf / target);
+            const double q = static_cast<double>(xf) / div;
+            // Keep the cases that land within a quarter ulp of the target.
+            if (std::fabs(q - target) > ulp / 8) continue;
+            // The tensor scale whose f32 arithmetic gives exactly div.
+            float ts = ct ? d / div : div / d;
+            bool found = false;
+            for (int step = 0; step < 8 && !found; ++step) {
+              const float got = ct ? d / ts : d * ts;
+              if (got == div) {
+                found = true;
+              } else {
+                ts = std::nextafter(ts, (got < div) == ct ? 0.0f : 1e30f);
+              }
+            }
+            if (!found) continue;
+            // amax: a bf16 whose block scale code decodes to d.
+            const float amax = ct ? 6.0f * d / ts : 6.0f * d * ts;
+            std::vector<uint8_t> in;
+            const uint16_t xb = static_cast<uint16_t>(
+                scalar::EncodeF32(xf, Format::kBF16, kRnNoSat));
+            for (int blk = 0; blk < 4; ++blk) {
+              Put(Format::kBF16, blk % 2 ? -amax : amax, in);
+              for (int e = 1; e < 16; ++e) {
+                const int off = (e % 5) - 2;  // x and its bf16 neighbours
+                const uint16_t b = static_cast<uint16_t>(xb + off);
+                PutBits(Format::kBF16,
+                        static_cast<uint32_t>(e % 2 ? b | 0x8000 : b), in);
+              }
+            }
+            StackBlocksArgs a;
+            a.arith = arith;
+            a.from = Format::kBF16;
+            a.tensor_scale = ts;
+            ++cases;
+            Check(a, in, 4,
+                  absl::StrFormat("%s bf16 scale %a x %a div %a target %.9g",
+                                  ArithName(arith), ts, xf, div, target));
+            if (HasFailure()) return;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(cases, 200u);
+}
+
+// NVFP4 from bf16 under many tensor scales (log-uniform, 2^-120..2^120):
+// each scale code's thresholds and bucket table are built per call.
+TEST(StackBlocks, Nvfp4Bf16RandomTensorScales) {
+  std::mt19937 rng(23);
+  std::normal_distribution<float> normal;
+  for (StackArith arith : {StackArith::kCtNvfp4, StackArith::kModelOptNvfp4}) {
+    for (int trial = 0; trial < 300; ++trial) {
+      const float ts =
+          std::ldexp(1.0f + static_cast<float>(rng() % 4096) / 4096.0f,
+                     static_cast<int>(rng() % 240) - 120);
+      std::vector<uint8_t> in;
+      for (int b = 0; b < 40; ++b) {
+        // Block magnitudes around the ones that give mid-range scale codes.
+        const float mag = (arith == StackArith::kCtNvfp4 ? 1.0f / ts : ts) *
+                          std::ldexp(1.0f, static_cast<int>(rng() % 24) - 12);
+        for (int k = 0; k < 16; ++k) {
+          if (b % 8 == 7) {
+            PutBits(Format::kBF16, static_cast<uint32_t>(rng()) & 0xFFFF, in);
+          } else {
+            Put(Format::kBF16, normal(rng) * mag, in);
+          }
+        }
+      }
+      StackBlocksArgs a;
+      a.arith = arith;
+      a.from = Format::kBF16;
+      a.tensor_scale = ts;
+      Check(a, in, 40,
+            absl::StrFormat("%s bf16 scale %a", ArithName(arith), ts));
+      if (HasFailure()) return;
     }
   }
 }

@@ -72,18 +72,20 @@ class Nvfp4ExactOps {
       const __m512i a = _mm512_loadu_si512(amax + b);
       const __m512i q =
           _mm512_castps_si512(_mm512_div_round_ps(_mm512_castsi512_ps(a), den, kRn));
-      const __m512i off = _mm512_sub_epi32(_mm512_and_si512(q, _mm512_set1_epi32(0xFFFFF)),
-                                           _mm512_set1_epi32(0x80000));
-      const __mmask16 near =
-          _mm512_cmplt_epi32_mask(_mm512_abs_epi32(off), _mm512_set1_epi32(4));
+      // Low 20 bits within 3 of 0x80000: (q - 0x7FFFD) mod 2^20 <= 6.
+      const __mmask16 near = _mm512_cmplt_epu32_mask(
+          _mm512_and_si512(_mm512_sub_epi32(q, _mm512_set1_epi32(0x7FFFD)),
+                           _mm512_set1_epi32(0xFFFFF)),
+          _mm512_set1_epi32(7));
       const __mmask16 tiny = _mm512_mask_cmplt_epi32_mask(_mm512_test_epi32_mask(a, a), q,
                                                           _mm512_set1_epi32(121 << 23));
       if (HWY_UNLIKELY((near | tiny) != 0)) {
         pending |= uint64_t{1} << (b / 16);
         continue;
       }
-      StoreLanes<1>(du, FastEncodeF32<Format::kUE4M3, true>::EncodeRn(du, VU{q}),
-                    scale_codes + b);
+      // Codes <= 0x7F: one truncating narrow (vpmovdb).
+      const VU code = FastEncodeF32<Format::kUE4M3, true>::EncodeRn(du, VU{q});
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(scale_codes + b), _mm512_cvtepi32_epi8(code.raw));
     }
     if (HWY_UNLIKELY(pending != 0)) {
       ExactScaleCodesRnPending(amax, pending, tensor_scale, scale_codes);

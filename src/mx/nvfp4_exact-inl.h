@@ -72,18 +72,20 @@ class Nvfp4ExactOps {
       const __m512i a = _mm512_loadu_si512(amax + b);
       const __m512i q =
           _mm512_castps_si512(_mm512_div_round_ps(_mm512_castsi512_ps(a), den, kRn));
-      const __m512i off = _mm512_sub_epi32(_mm512_and_si512(q, _mm512_set1_epi32(0xFFFFF)),
-                                           _mm512_set1_epi32(0x80000));
-      const __mmask16 near =
-          _mm512_cmplt_epi32_mask(_mm512_abs_epi32(off), _mm512_set1_epi32(4));
+      // Low 20 bits within 3 of 0x80000: (q - 0x7FFFD) mod 2^20 <= 6.
+      const __mmask16 near = _mm512_cmplt_epu32_mask(
+          _mm512_and_si512(_mm512_sub_epi32(q, _mm512_set1_epi32(0x7FFFD)),
+                           _mm512_set1_epi32(0xFFFFF)),
+          _mm512_set1_epi32(7));
       const __mmask16 tiny = _mm512_mask_cmplt_epi32_mask(_mm512_test_epi32_mask(a, a), q,
                                                           _mm512_set1_epi32(121 << 23));
       if (HWY_UNLIKELY((near | tiny) != 0)) {
         pending |= uint64_t{1} << (b / 16);
         continue;
       }
-      StoreLanes<1>(du, FastEncodeF32<Format::kUE4M3, true>::EncodeRn(du, VU{q}),
-                    scale_codes + b);
+      // Codes <= 0x7F: one truncating narrow (vpmovdb).
+      const VU code = FastEncodeF32<Format::kUE4M3, true>::EncodeRn(du, VU{q});
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(scale_codes + b), _mm512_cvtepi32_epi8(code.raw));
     }
     if (HWY_UNLIKELY(pending != 0)) {
       ExactScaleCodesRnPending(amax, pending, tensor_scale, scale_codes);
@@ -195,9 +197,10 @@ class Nvfp4ExactOps {
   // blocks) in u16 lanes, 32 per vector, without widening. The four blocks'
   // u16 thresholds (Nvfp4ThresholdTable::thr16; exact for bf16, see there)
   // fill one vector, block j in lanes 8j..8j+7, and ThresholdCodes' binary
-  // search runs on them with vpermw: T_3, then T_1 or T_5, then T_0, T_2,
-  // T_4 or T_6; the lane's table base 8j sits in bits 3..4 of the indices,
-  // so the count is the final index's bits 0..2. For chunks without Inf
+  // search runs on them with vpermw: T_3, then T_1 or T_5 (read at the
+  // index of the count 0 or 4 from the rows moved down one lane), then T_0,
+  // T_2, T_4 or T_6; the lane's table base 8j sits in bits 3..4 of the
+  // indices, so the count is the final index's bits 0..2. For chunks without Inf
   // or NaN elements (no kZeroInf fix, no NaN blocks).
   //   bf16 lanes of vector h (0, 1):  | block 2h (16) | block 2h+1 (16) |
   //   table lanes:  | blk 0: T_0..T_6, 0 | blk 1 | blk 2 | blk 3 |
@@ -218,8 +221,8 @@ class Nvfp4ExactOps {
   // The constants of Bf16Codes64, built once per chunk (GCC would rebuild
   // the index vectors in every step).
   struct Bf16Consts {
-    __m512i c3[2], c1[2], c5[2];  // Bf16Index(h, 3 / 1 / 5)
-    __m512i abs, minus1, plus1, seven, weights, idx;
+    __m512i c3[2], c0[2], c4[2];  // Bf16Index(h, 3 / 0 / 4)
+    __m512i abs, plus1, plus2, seven, weights, idx;
   };
   template <bool kPadded>
   static HWY_INLINE Bf16Consts MakeBf16Consts() {
@@ -241,27 +244,30 @@ class Nvfp4ExactOps {
     Bf16Consts k;
     for (int h = 0; h < 2; ++h) {
       k.c3[h] = Bf16Index(h, 3);
-      k.c1[h] = Bf16Index(h, 1);
-      k.c5[h] = Bf16Index(h, 5);
+      k.c0[h] = Bf16Index(h, 0);
+      k.c4[h] = Bf16Index(h, 4);
     }
     k.abs = _mm512_set1_epi16(0x7FFF);
-    k.minus1 = _mm512_set1_epi16(-1);
     k.plus1 = _mm512_set1_epi16(1);
+    k.plus2 = _mm512_set1_epi16(2);
     k.seven = _mm512_set1_epi16(7);
     k.weights = _mm512_set1_epi32(0x00100001);
     k.idx = _mm512_load_si512(kIdx.v);
     return k;
   }
-  // The codes (u16 lanes: count | sign << 3) of the 32 bf16 x of vector h.
-  static HWY_INLINE __m512i Bf16Codes32(__m512i x, __m512i tv, const Bf16Consts& k, int h) {
+  // The codes (u16 lanes: count | sign << 3) of the 32 bf16 x of vector h;
+  // tv1: tv with each block's row moved down one lane (lane 8j + i holds
+  // T_(i+1)), so that the second level reads T_(n+1) at the count n (0 or
+  // 4) without forming n + 1.
+  static HWY_INLINE __m512i Bf16Codes32(__m512i x, __m512i tv, __m512i tv1, const Bf16Consts& k,
+                                        int h) {
     const __m512i ax = _mm512_and_si512(x, k.abs);
     const __mmask32 k1 = _mm512_cmpgt_epu16_mask(ax, _mm512_permutexvar_epi16(k.c3[h], tv));
-    const __m512i i2 = _mm512_mask_blend_epi16(k1, k.c1[h], k.c5[h]);
-    const __mmask32 k2 = _mm512_cmpgt_epu16_mask(ax, _mm512_permutexvar_epi16(i2, tv));
-    // T_2 / T_6 (index + 1) above T_1 / T_5, else T_0 / T_4 (index - 1).
-    const __m512i i3 = _mm512_add_epi16(i2, _mm512_mask_blend_epi16(k2, k.minus1, k.plus1));
-    const __mmask32 k3 = _mm512_cmpgt_epu16_mask(ax, _mm512_permutexvar_epi16(i3, tv));
-    const __m512i idx = _mm512_mask_add_epi16(i3, k3, i3, k.plus1);
+    __m512i idx = _mm512_mask_blend_epi16(k1, k.c0[h], k.c4[h]);
+    const __mmask32 k2 = _mm512_cmpgt_epu16_mask(ax, _mm512_permutexvar_epi16(idx, tv1));
+    idx = _mm512_mask_add_epi16(idx, k2, idx, k.plus2);  // then T_0, T_2, T_4 or T_6
+    const __mmask32 k3 = _mm512_cmpgt_epu16_mask(ax, _mm512_permutexvar_epi16(idx, tv));
+    idx = _mm512_mask_add_epi16(idx, k3, idx, k.plus1);
     // Bits 0..2 from idx, the rest from x >> 12 (bit 3: the sign; bits
     // 4..15: 0); select C ? B : A.
     return _mm512_ternarylogic_epi32(_mm512_srli_epi16(x, 12), idx, k.seven, 0xD8);
@@ -274,8 +280,10 @@ class Nvfp4ExactOps {
                                         const uint16_t (*thr16)[8],
                                         const uint8_t* HWY_RESTRICT codes, const Bf16Consts& k) {
     const __m512i tv = Bf16Table(thr16, codes);
-    __m512i c0 = Bf16Codes32(_mm512_loadu_si512(p), tv, k, 0);
-    __m512i c1 = Bf16Codes32(_mm512_loadu_si512(p + 32), tv, k, 1);
+    // Each 128-bit lane is one block's row: a byte shift by 2 moves it down.
+    const __m512i tv1 = _mm512_alignr_epi8(tv, tv, 2);
+    __m512i c0 = Bf16Codes32(_mm512_loadu_si512(p), tv, tv1, k, 0);
+    __m512i c1 = Bf16Codes32(_mm512_loadu_si512(p + 32), tv, tv1, k, 1);
     if constexpr (kPadded) {
       // u32 lane = even code + 16 * odd code (one pmaddwd), then the groups.
       c0 = _mm512_madd_epi16(c0, k.weights);

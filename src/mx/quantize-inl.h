@@ -240,8 +240,7 @@ class MxBlockQuantizer {
     }
     if constexpr (kNvfp4) {
       if (a.arithmetic == Nvfp4Arithmetic::kExact) {
-        return RunExactNvfp4(a, src, nb, nvalid, padded, out, scale_codes, amax,
-                             /*inf=*/chunk_amax >= 0x7F800000u);
+        return RunExactNvfp4(a, src, nb, nvalid, padded, out, scale_codes, amax, chunk_amax);
       }
     }
     if (kNvfp4 && a.mode == ScaleMode::kEven) {
@@ -752,12 +751,15 @@ class MxBlockQuantizer {
   // Passes 2 and 3 of NVFP4 under Nvfp4Arithmetic::kExact: the scale codes
   // (rn: ExactScaleCodesRn; other modes per block, as the reference), the
   // element thresholds of each block's code (Nvfp4ElementThresholds), then
-  // the elements by comparison (ThresholdCodes).
+  // the elements by comparison (ThresholdCodes). chunk_amax: the largest
+  // amax bits of the chunk before the Inf blocks' finite amax (Inf or NaN
+  // elements: at or above 0x7F800000).
   static HWY_NOINLINE void RunExactNvfp4(const internal::MxBlockArgs& a,
                                          const uint8_t* HWY_RESTRICT src, size_t nb,
                                          size_t nvalid, bool padded, uint8_t* HWY_RESTRICT out,
                                          uint8_t* HWY_RESTRICT scale_codes,
-                                         const uint32_t* HWY_RESTRICT amax, bool inf) {
+                                         const uint32_t* HWY_RESTRICT amax, uint32_t chunk_amax) {
+    const bool inf = chunk_amax >= 0x7F800000u;
     uint32_t span[2] = {0x7F, 0};  // the smallest and largest scale code
     if (a.mode == ScaleMode::kEven) {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
@@ -795,12 +797,27 @@ class MxBlockQuantizer {
 #if HWY_TARGET == HWY_AVX3_DL
     if constexpr (!kBf16) {
       // f32 through the reciprocal (EncodeChunkF32Recip) where no element
-      // is Inf or NaN and every block's code has a reciprocal.
-      if (!inf && RecipCovers(scale_codes, nb, a.thresholds->recip_min_code)) {
-        return padded ? EncodeChunkF32Recip<true>(src, nb, *a.thresholds, scale_codes, out,
-                                                  a.prefetch_l2)
-                      : EncodeChunkF32Recip<false>(src, nb, *a.thresholds, scale_codes, out,
-                                                   a.prefetch_l2);
+      // is Inf or NaN and every block's code has a reciprocal; without the
+      // clamp where every |y| stays below 8 (RecipCovers).
+      if (!inf) {
+        float amax_f;
+        std::memcpy(&amax_f, &chunk_amax, 4);
+        const int cover = RecipCovers(
+            scale_codes, nb, a.thresholds->recip_min_code,
+            static_cast<double>(amax_f) <= 2880.0 * static_cast<double>(a.tensor_scale));
+        const internal::Nvfp4ThresholdTable& tab = *a.thresholds;
+        if (cover == 2) {
+          return padded ? EncodeChunkF32Recip<true, false>(src, nb, tab, scale_codes, out,
+                                                           a.prefetch_l2)
+                        : EncodeChunkF32Recip<false, false>(src, nb, tab, scale_codes, out,
+                                                            a.prefetch_l2);
+        }
+        if (cover == 1) {
+          return padded ? EncodeChunkF32Recip<true, true>(src, nb, tab, scale_codes, out,
+                                                          a.prefetch_l2)
+                        : EncodeChunkF32Recip<false, true>(src, nb, tab, scale_codes, out,
+                                                           a.prefetch_l2);
+        }
       }
     }
 #endif
@@ -846,20 +863,34 @@ class MxBlockQuantizer {
 #endif
 
 #if HWY_TARGET == HWY_AVX3_DL
-  // Whether every scale code of the nb blocks is 0 or at least min_code
-  // (Nvfp4ThresholdTable::recip_min_code: a reciprocal exists).
-  static HWY_INLINE bool RecipCovers(const uint8_t* HWY_RESTRICT codes, size_t nb,
-                                     unsigned min_code) {
+  // 0 unless every scale code of the nb blocks is 0 or at least min_code
+  // (Nvfp4ThresholdTable::recip_min_code: a reciprocal exists); then 2 if
+  // every code is also 0 or a ue4m3 normal below the maximum (8..0x7D), or
+  // the maximum 0x7E with max_ok (the chunk's amax at most 2880 t), else 1.
+  // In blocks of code 8..0x7D every mode rounds amax / (6 t) to a d at
+  // least amax / (6 t) / (1 + 2^-3) (rz: less than one ulp of d below it;
+  // rn, rp: closer or above), so |x| / (d t) <= 6.75; under code 0x7E with
+  // amax / (6 t) <= 480 it is at most 6 * 480 / 448 < 6.5: every |y| lies
+  // below 8 = 2^(emax + 1) (the reciprocal's and the product's rounding add
+  // a few ulps), which EncodeChunkF32Recip's unclamped encoder requires.
+  // (Code 0: R = 0, y = +-0, the thresholds' steps.)
+  static HWY_INLINE int RecipCovers(const uint8_t* HWY_RESTRICT codes, size_t nb,
+                                    unsigned min_code, bool max_ok) {
     const __m128i below = _mm_set1_epi8(static_cast<char>(min_code - 1));
+    const __m128i one = _mm_set1_epi8(1);
+    const __m128i eight = _mm_set1_epi8(8);
+    // c - 8 (mod 256) above this: codes 1..7 and those above the range.
+    const __m128i span = _mm_set1_epi8(static_cast<char>(max_ok ? 0x7E - 8 : 0x7D - 8));
+    __mmask16 clamp = 0;
     for (size_t b = 0; b < nb; b += 16) {
       const __mmask16 lanes = nb - b >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (nb - b)) - 1);
       const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + b));
       // c - 1 wraps code 0 to 0xFF; codes 1..min_code - 1 lie below.
-      if (_mm_mask_cmplt_epu8_mask(lanes, _mm_sub_epi8(c, _mm_set1_epi8(1)), below) != 0) {
-        return false;
-      }
+      if (_mm_mask_cmplt_epu8_mask(lanes, _mm_sub_epi8(c, one), below) != 0) return 0;
+      clamp |= _mm_mask_cmpgt_epu8_mask(_mm_mask_test_epi8_mask(lanes, c, c),
+                                        _mm_sub_epi8(c, eight), span);
     }
-    return true;
+    return clamp == 0 ? 2 : 1;
   }
 
   // Pass 3 of NVFP4 kExact from f32 without Inf or NaN elements: 64
@@ -877,8 +908,10 @@ class MxBlockQuantizer {
   // product). A subnormal y means |q| < 2^-125, which encodes as +-0 like
   // y. The caller keeps chunks with codes below recip_min_code
   // (RecipCovers), whose steps would all take the thresholds, on the
-  // threshold path.
-  template <bool kPadded>
+  // threshold path. !kClamp: every |y| lies below 8 (RecipCovers returned
+  // 2), so the encoder rounds unclamped and saturates the code bytes
+  // (RangeEncodeF32's kClamp).
+  template <bool kPadded, bool kClamp>
   static HWY_NOINLINE void EncodeChunkF32Recip(const uint8_t* HWY_RESTRICT src, size_t nb,
                                                const internal::Nvfp4ThresholdTable& tab,
                                                const uint8_t* HWY_RESTRICT codes,
@@ -886,8 +919,11 @@ class MxBlockQuantizer {
     using Range = RangeEncodeF32<Format::kE2M1>;
     constexpr int kRn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
     const size_t n = nb * kBlock;
-    const __m512i eight = _mm512_set1_epi32(8);
-    const __m512i window = _mm512_set1_epi32(0x1FFFF0);
+    __m512i eight = _mm512_set1_epi32(8);
+    __m512i window = _mm512_set1_epi32(0x1FFFF0);
+    typename Range::Consts k = Range::Unscaled();
+    // Kept in registers: GCC would rebuild them in every step.
+    asm volatile("" : "+v"(eight), "+v"(window), "+v"(k.max), "+v"(k.offset), "+v"(k.sub));
     const auto step = [&](const uint8_t* HWY_RESTRICT p, const uint8_t* HWY_RESTRICT c) {
       const auto* x = reinterpret_cast<const float*>(p);
       __m512i y[4];
@@ -898,8 +934,9 @@ class MxBlockQuantizer {
         near |= _mm512_testn_epi32_mask(_mm512_add_epi32(y[k], eight), window);
       }
       if (HWY_LIKELY(near == 0)) {
-        return kPadded ? Range::template EncodeB4x16<true, true>(y[0], y[1], y[2], y[3])
-                       : Range::template Encode64<true, true>(y[0], y[1], y[2], y[3]);
+        return kPadded
+                   ? Range::template EncodeB4x16<true, kClamp>(y[0], y[1], y[2], y[3], k, k, k, k)
+                   : Range::template Encode64<true, kClamp>(y[0], y[1], y[2], y[3], k, k, k, k);
       }
       const DU du;
       const hn::Repartition<uint8_t, DU> d8;

@@ -669,6 +669,129 @@ TEST(MxNvfp4, F32ReciprocalStepsEveryTarget) {
   }
 }
 
+TEST(MxNvfp4, F32ReciprocalUnclampedEncoderBoundsEveryTarget) {
+  // The AVX3_DL reciprocal path rounds unclamped (saturating the code
+  // bytes) in chunks whose scale codes are all 0 or ue4m3 normals below
+  // 448 (every |x| / (d t) <= 6.75 in every mode), or 448 with the chunk's
+  // amax at most 2880 t; other chunks clamp. Per scale mode and tensor
+  // scale, one call (one chunk of at most 128 blocks) per case:
+  //  * every normal code 8..0x7D with the amax at the far end of its
+  //    rounding interval (just below the next value: rz; just above the
+  //    previous one: rp; just below the midpoint: rn), elements spread
+  //    over (-amax, amax), just above 6.5, 7 and 7.5 d t, and (in their
+  //    own steps) at every decision point m_i d t, zero blocks among them;
+  //  * code 0x7E blocks with amax / (6 t) at 480 (the bound), just above
+  //    it, and far above it (saturated scale: |x| / (d t) up to 6 * 2^20 / 448);
+  //  * subnormal codes 1..7 next to normal ones (ratios up to 9).
+  // codes, dense4 and b4x16_p64.
+  static constexpr double kMid[7] = {0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0};
+  const float ts[] = {1.0f, F32FromBits(0x3DBF3CF4u), 0.001f, 1e-30f, 5e30f};
+  const auto below = [](double v) {  // the largest f32 below v (v > 0)
+    const float f = static_cast<float>(v);
+    return static_cast<double>(f) < v ? f : std::nextafter(f, 0.0f);
+  };
+  // One step (four blocks) of values spread over (-amax, amax), never
+  // within the reciprocal's window (no zero), each block led by +-amax,
+  // with 6.5, 7 and 7.5 p (times 1 + 2^-20) where they fit; then the
+  // elements at the decision points m_i p (+-0..2 ulps, threshold steps),
+  // padded with zero blocks to whole steps.
+  const auto block = [&](std::vector<float>& x, float amax, double p) {
+    for (int b = 0; b < 4; ++b) {
+      x.push_back(b % 2 ? -amax : amax);
+      for (int j = 1; j < 16; ++j) {
+        const int k = b * 15 + j;  // 1..60
+        float e = static_cast<float>(amax * ((k - 30.5) / 30.5));
+        if (k % 20 == 7) {
+          const float big = static_cast<float>((6.5 + 0.5 * (k / 20)) * p * (1 + 0x1p-20));
+          if (big <= amax) e = k % 2 ? -big : big;
+        }
+        x.push_back(e);
+      }
+    }
+    std::vector<float> v;
+    for (double m : kMid) {
+      for (int k : {-2, -1, 0, 1, 2}) v.push_back(static_cast<float>(m * p * (1 + k * 0x1p-23)));
+    }
+    for (size_t i = 0; i < v.size(); i += 15) {
+      x.push_back(i % 2 ? -amax : amax);
+      for (size_t j = i; j < i + 15; ++j) x.push_back(j < v.size() ? v[j] : 0.0f);
+    }
+    while (x.size() % 64 != 0) x.push_back(0.0f);
+  };
+  const auto check = [&](const std::vector<float>& x, float t, ScaleMode m,
+                         const std::string& what) {
+    const size_t rows = x.size() / 16;
+    const std::vector<uint8_t> in = F32Bytes(x);
+    for (ElementLayout l :
+         {ElementLayout::kCodes, ElementLayout::kDense4, ElementLayout::kB4x16P64}) {
+      absl::StatusOr<MxTensor> ref =
+          QuantizeNvfp4Exact(Format::kF32, in, rows, 16, t, m, l, Impl{Impl::kScalar});
+      ASSERT_TRUE(ref.ok()) << what;
+      for (int64_t target : AvailableTargets()) {
+        absl::StatusOr<MxTensor> got = QuantizeNvfp4Exact(Format::kF32, in, rows, 16, t, m, l,
+                                                          Impl{target});
+        ASSERT_TRUE(got.ok()) << what;
+        const std::string w = absl::StrFormat("%s %s %s", what, ElementLayoutName(l),
+                                              ImplName(Impl{target}));
+        ASSERT_EQ(got->scales, ref->scales) << w;
+        for (size_t i = 0; i < ref->elements.size(); ++i) {
+          ASSERT_EQ(got->elements[i], ref->elements[i])
+              << w << " byte " << i << " x bits 0x" << std::hex
+              << F32Bits(x[l == ElementLayout::kCodes ? i : 0]);
+        }
+      }
+    }
+  };
+  for (ScaleMode m : {ScaleMode::kFloor, ScaleMode::kCeil, ScaleMode::kRceil, ScaleMode::kEven}) {
+    for (float t : ts) {
+      const double st = 6.0 * static_cast<double>(t);
+      const std::string what = absl::StrFormat("mode %d t=%a", static_cast<int>(m),
+                                               static_cast<double>(t));
+      // Normal codes, a chunk of about 120 blocks at a time.
+      std::vector<float> x;
+      for (int c = 8; c <= 0x7D; ++c) {
+        double q;  // amax / (6 t) at the far end of code c's interval
+        if (m == ScaleMode::kFloor) {
+          q = Ue4m3(c + 1);
+        } else if (m == ScaleMode::kEven) {
+          q = (Ue4m3(c) + Ue4m3(c + 1)) / 2;
+        } else {
+          q = Ue4m3(c - 1);
+        }
+        if (!(q * st < 3e38) || q * st < 1e-37) continue;
+        const float amax = m == ScaleMode::kCeil || m == ScaleMode::kRceil
+                               ? std::nextafter(static_cast<float>(q * st), 1e38f)
+                               : below(q * st);
+        block(x, amax, Ue4m3(ExactScaleOracle(m, amax, t)) * static_cast<double>(t));
+        if (c % 11 == 0) x.insert(x.end(), 64, 0.0f);
+        if (x.size() / 16 >= 120) {
+          check(x, t, m, what + " normal codes");
+          x.clear();
+        }
+      }
+      if (!x.empty()) check(x, t, m, what + " normal codes");
+      // Code 0x7E: at the bound, just above it, far above it.
+      for (double q : {480.0, 480.0 * (1 + 0x1p-20), 0x1p20}) {
+        if (!(q * st < 3e38)) continue;
+        x.clear();
+        for (const float amax : {static_cast<float>(300.0 * st), static_cast<float>(q * st)}) {
+          block(x, amax, Ue4m3(ExactScaleOracle(m, amax, t)) * static_cast<double>(t));
+        }
+        check(x, t, m, what + absl::StrFormat(" max code q=%a", q));
+      }
+      // Subnormal codes among normal ones.
+      x.clear();
+      for (int c = 1; c <= 9; ++c) {
+        const double q = c < 8 ? (Ue4m3(c) + Ue4m3(c + 1)) / 2 : Ue4m3(c);
+        if (q * st < 1e-37) continue;
+        const float amax = below(q * st);
+        block(x, amax, Ue4m3(ExactScaleOracle(m, amax, t)) * static_cast<double>(t));
+      }
+      if (!x.empty()) check(x, t, m, what + " subnormal codes");
+    }
+  }
+}
+
 #if defined(__x86_64__) || defined(__i386__)
 TEST(MxNvfp4, ExactScalesIndependentOfCallerMxcsrEveryTarget) {
   // The AVX-512 kExact rn scale codes run without MXCSR writes (explicitly

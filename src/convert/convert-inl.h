@@ -94,6 +94,27 @@ HWY_INLINE void ConvertLoopFrom(const internal::ConvertParams& p, const uint8_t*
 // stays in this core's L2 alongside the input) are streamed past the caches.
 inline constexpr size_t kStreamMinElements = size_t{1} << 20;
 
+// Runs ForEachStep over steps of 4N elements (N = Lanes(du)) whose codes(src)
+// is one vector of 4N 8-bit codes. Large outputs that start on a vector
+// boundary go out with non-temporal stores: they skip reading each output
+// line into the cache first (a quarter of the memory traffic of f32 ->
+// 8-bit) and do not evict the input.
+template <size_t kInBytes, class DU, class Codes>
+HWY_INLINE void EncodeBytesArray(DU du, const uint8_t* HWY_RESTRICT in,
+                                 uint8_t* HWY_RESTRICT out, size_t n, const Codes& codes) {
+  const hn::Repartition<uint8_t, DU> d8;
+  if (n >= kStreamMinElements && reinterpret_cast<uintptr_t>(out) % hn::Lanes(d8) == 0) {
+    ForEachStep<kInBytes, 1, 4>(du, in, out, n, [d8, &codes](const uint8_t* src, uint8_t* dst) {
+      hn::Stream(codes(src), d8, dst);
+    });
+    hwy::FlushStream();
+    return;
+  }
+  ForEachStep<kInBytes, 1, 4>(du, in, out, n, [d8, &codes](const uint8_t* src, uint8_t* dst) {
+    hn::StoreU(codes(src), d8, dst);
+  });
+}
+
 #ifdef MXPACK_HAVE_F16C_ENCODE
 // f32/f16 -> narrow through EncodeStep4's F16C path. Call under
 // internal::ScopedFlushDenormals; not inlined so no FP work moves across the MXCSR
@@ -103,45 +124,23 @@ HWY_NOINLINE void F16cEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_R
                                   size_t n) {
   using Step = EncodeStep4<kSrc, kTo, kSatFinite, kRelu>;
   const hn::ScalableTag<uint32_t> du;
-  const hn::Repartition<uint8_t, decltype(du)> d8;
-  // Large outputs that start on a vector boundary go out with non-temporal
-  // stores: they skip reading each output line into the cache first (a
-  // quarter of the memory traffic of f32 -> 8-bit) and do not evict the input.
-  if (n >= kStreamMinElements && reinterpret_cast<uintptr_t>(out) % hn::Lanes(d8) == 0) {
-    ForEachStep<Step::kIn, 1, 4>(du, in, out, n, [du, d8](const uint8_t* src, uint8_t* dst) {
-      hn::Stream(Step::Codes(du, src), d8, dst);
-    });
-    hwy::FlushStream();
-    return;
-  }
-  ForEachStep<Step::kIn, 1, 4>(du, in, out, n, [du, d8](const uint8_t* src, uint8_t* dst) {
-    hn::StoreU(Step::Codes(du, src), d8, dst);
-  });
+  EncodeBytesArray<Step::kIn>(du, in, out, n,
+                              [du](const uint8_t* src) { return Step::Codes(du, src); });
 }
 #endif
 
 #ifdef MXPACK_HAVE_RANGE_ENCODE
 // f32 -> kTo rn (RangeEncodeF32), 64 elements per step; large outputs that
-// start on a vector boundary are streamed as in F16cEncodeArray. The
+// start on a vector boundary are streamed (EncodeBytesArray). The
 // encoder's result does not depend on MXCSR.
 template <Format kTo, bool kSatFinite, bool kRelu>
 HWY_NOINLINE void RangeEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
                                    size_t n) {
   using Enc = RangeEncodeF32<kTo, kSatFinite, kRelu>;
-  const hn::Full512<uint32_t> du;
-  const auto codes = [](const uint8_t* src) {
-    return Enc::Encode64(_mm512_loadu_si512(src), _mm512_loadu_si512(src + 64),
-                         _mm512_loadu_si512(src + 128), _mm512_loadu_si512(src + 192));
-  };
-  if (n >= kStreamMinElements && reinterpret_cast<uintptr_t>(out) % 64 == 0) {
-    ForEachStep<4, 1, 4>(du, in, out, n, [&codes](const uint8_t* src, uint8_t* dst) {
-      _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), codes(src));
-    });
-    hwy::FlushStream();
-    return;
-  }
-  ForEachStep<4, 1, 4>(du, in, out, n, [&codes](const uint8_t* src, uint8_t* dst) {
-    _mm512_storeu_si512(dst, codes(src));
+  EncodeBytesArray<4>(hn::Full512<uint32_t>(), in, out, n, [](const uint8_t* src) {
+    return hn::Vec512<uint8_t>{Enc::Encode64(_mm512_loadu_si512(src), _mm512_loadu_si512(src + 64),
+                                             _mm512_loadu_si512(src + 128),
+                                             _mm512_loadu_si512(src + 192))};
   });
 }
 #endif

@@ -24,6 +24,7 @@
 #include "src/checkpoint/scheme.h"
 #include "src/checkpoint/selection.h"
 #include "src/checkpoint/stack_blocks.h"
+#include "src/util/fp_env.h"
 #include "src/util/huge_buffer.h"
 #include "src/util/output_file.h"
 #include "src/util/thread_pool.h"
@@ -303,9 +304,9 @@ absl::Status Flush(PendingShard& p, const std::string& path, const std::string& 
 
 }  // namespace
 
-absl::StatusOr<CheckpointReport> QuantizeCheckpoint(const std::string& in_path,
-                                                    const std::string& out_path,
-                                                    const CheckpointOptions& options) {
+static absl::StatusOr<CheckpointReport> QuantizeCheckpointInDefaultEnv(
+    const std::string& in_path, const std::string& out_path,
+    const CheckpointOptions& options) {
   const auto t0 = Clock::now();
   if (!options.dry_run) {
     if (absl::Status st = CheckOutput(in_path, out_path); !st.ok()) return st;
@@ -459,7 +460,15 @@ absl::StatusOr<CheckpointReport> QuantizeCheckpoint(const std::string& in_path,
   return rep;
 }
 
-absl::StatusOr<CheckpointReport> DequantizeCheckpoint(
+absl::StatusOr<CheckpointReport> QuantizeCheckpoint(
+    const std::string& in_path, const std::string& out_path,
+    const CheckpointOptions& options) {
+  return internal::InDefaultFpEnv([&] {
+    return QuantizeCheckpointInDefaultEnv(in_path, out_path, options);
+  });
+}
+
+static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
     const std::string& in_path, const std::string& out_path,
     const DequantizeModelOptions& options) {
   const auto t0 = Clock::now();
@@ -603,6 +612,14 @@ absl::StatusOr<CheckpointReport> DequantizeCheckpoint(
   if (absl::Status st = staged->Commit(); !st.ok()) return st;
   rep.seconds = Since(t0);
   return rep;
+}
+
+absl::StatusOr<CheckpointReport> DequantizeCheckpoint(
+    const std::string& in_path, const std::string& out_path,
+    const DequantizeModelOptions& options) {
+  return internal::InDefaultFpEnv([&] {
+    return DequantizeCheckpointInDefaultEnv(in_path, out_path, options);
+  });
 }
 
 }  // namespace mxpack

@@ -23,6 +23,7 @@
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
 #include "src/mx/nvfp4_tensor_amax.h"
+#include "src/util/fp_env.h"
 #include "src/util/huge_buffer.h"
 #include "src/util/output_file.h"
 #include "src/util/thread_pool.h"
@@ -210,8 +211,8 @@ ScaleLayout ModelScaleLayout(ModelLayout l) {
   return l == ModelLayout::kDense ? ScaleLayout::kLinear : ScaleLayout::kTcgen05;
 }
 
-absl::StatusOr<ModelOutput> QuantizeModel(const SafetensorsView& in,
-                                          const QuantizeModelOptions& options) {
+static absl::StatusOr<ModelOutput> QuantizeModelInDefaultEnv(
+    const SafetensorsView& in, const QuantizeModelOptions& options) {
   const auto t0 = Clock::now();
   absl::StatusOr<std::regex> include = CompileRegex("include", options.include);
   if (!include.ok()) return include.status();
@@ -420,8 +421,14 @@ absl::StatusOr<ModelOutput> QuantizeModel(const SafetensorsView& in,
   return out;
 }
 
-absl::StatusOr<ModelOutput> DequantizeModel(const SafetensorsView& in,
-                                            const DequantizeModelOptions& options) {
+absl::StatusOr<ModelOutput> QuantizeModel(const SafetensorsView& in,
+                                          const QuantizeModelOptions& options) {
+  return internal::InDefaultFpEnv(
+      [&] { return QuantizeModelInDefaultEnv(in, options); });
+}
+
+static absl::StatusOr<ModelOutput> DequantizeModelInDefaultEnv(
+    const SafetensorsView& in, const DequantizeModelOptions& options) {
   const auto t0 = Clock::now();
   if (options.to.has_value() && *options.to != Format::kF32 &&
       *options.to != Format::kBF16 && *options.to != Format::kF16) {
@@ -573,6 +580,12 @@ absl::StatusOr<ModelOutput> DequantizeModel(const SafetensorsView& in,
   return out;
 }
 
+absl::StatusOr<ModelOutput> DequantizeModel(
+    const SafetensorsView& in, const DequantizeModelOptions& options) {
+  return internal::InDefaultFpEnv(
+      [&] { return DequantizeModelInDefaultEnv(in, options); });
+}
+
 namespace {
 
 absl::StatusOr<ModelReport> RunFile(
@@ -602,18 +615,36 @@ absl::StatusOr<ModelReport> RunFile(
 
 }  // namespace
 
+static absl::StatusOr<ModelReport> QuantizeModelFileInDefaultEnv(
+    const std::string& in_path, const std::string& out_path,
+    const QuantizeModelOptions& options) {
+  return RunFile(in_path, out_path, [&](const SafetensorsView& v) {
+    return QuantizeModel(v, options);
+  });
+}
+
 absl::StatusOr<ModelReport> QuantizeModelFile(const std::string& in_path,
                                               const std::string& out_path,
                                               const QuantizeModelOptions& options) {
-  return RunFile(in_path, out_path,
-                 [&](const SafetensorsView& v) { return QuantizeModel(v, options); });
+  return internal::InDefaultFpEnv([&] {
+    return QuantizeModelFileInDefaultEnv(in_path, out_path, options);
+  });
+}
+
+static absl::StatusOr<ModelReport> DequantizeModelFileInDefaultEnv(
+    const std::string& in_path, const std::string& out_path,
+    const DequantizeModelOptions& options) {
+  return RunFile(in_path, out_path, [&](const SafetensorsView& v) {
+    return DequantizeModel(v, options);
+  });
 }
 
 absl::StatusOr<ModelReport> DequantizeModelFile(const std::string& in_path,
                                                 const std::string& out_path,
                                                 const DequantizeModelOptions& options) {
-  return RunFile(in_path, out_path,
-                 [&](const SafetensorsView& v) { return DequantizeModel(v, options); });
+  return internal::InDefaultFpEnv([&] {
+    return DequantizeModelFileInDefaultEnv(in_path, out_path, options);
+  });
 }
 
 }  // namespace mxpack

@@ -23,6 +23,7 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 #include "mxpack/convert.h"
 #include "src/util/dispatch_util.h"
+#include "src/util/fp_env.h"
 
 namespace mxpack {
 HWY_EXPORT(ConvertArrayKernel);
@@ -105,9 +106,12 @@ void internal::ConvertArrayUnchecked(Format from, Format to, const EncodePolicy&
   internal::Pick(HWY_DISPATCH_TABLE(ConvertArrayKernel), impl)(p, in, out, rbits, n);
 }
 
-absl::Status ConvertArray(Format from, Format to, const EncodePolicy& policy,
-                          absl::Span<const uint8_t> in, absl::Span<uint8_t> out,
-                          absl::Span<const uint32_t> rbits, Impl impl) {
+static absl::Status ConvertArrayInDefaultEnv(Format from, Format to,
+                                             const EncodePolicy& policy,
+                                             absl::Span<const uint8_t> in,
+                                             absl::Span<uint8_t> out,
+                                             absl::Span<const uint32_t> rbits,
+                                             Impl impl) {
   if (impl.target == Impl::kScalar || !HasSimdPath(from, to, policy)) {
     return scalar::ConvertArray(from, to, policy, in, out, rbits);
   }
@@ -116,6 +120,14 @@ absl::Status ConvertArray(Format from, Format to, const EncodePolicy& policy,
   internal::ConvertArrayUnchecked(from, to, policy, in.data(), out.data(),
                                   rbits.empty() ? nullptr : rbits.data(), *n, impl);
   return absl::OkStatus();
+}
+
+absl::Status ConvertArray(Format from, Format to, const EncodePolicy& policy,
+                          absl::Span<const uint8_t> in, absl::Span<uint8_t> out,
+                          absl::Span<const uint32_t> rbits, Impl impl) {
+  return internal::InDefaultFpEnv([&] {
+    return ConvertArrayInDefaultEnv(from, to, policy, in, out, rbits, impl);
+  });
 }
 
 }  // namespace mxpack

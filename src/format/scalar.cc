@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "src/util/fp_env.h"
 #include "src/util/little_endian.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -464,9 +465,11 @@ float DecodeToF32(Format from, uint32_t code) {
       static_cast<uint32_t>(Convert(from, Format::kF32, code, EncodePolicy())));
 }
 
-absl::Status ConvertArray(Format from, Format to, const EncodePolicy& policy,
-                          absl::Span<const uint8_t> in, absl::Span<uint8_t> out,
-                          absl::Span<const uint32_t> rbits) {
+static absl::Status ConvertArrayInDefaultEnv(Format from, Format to,
+                                             const EncodePolicy& policy,
+                                             absl::Span<const uint8_t> in,
+                                             absl::Span<uint8_t> out,
+                                             absl::Span<const uint32_t> rbits) {
   absl::StatusOr<size_t> n = CheckConvertArrayArgs(from, to, policy, in, out, rbits);
   if (!n.ok()) return n.status();
   const int ib = Traits(from).storage_bytes;
@@ -477,6 +480,14 @@ absl::Status ConvertArray(Format from, Format to, const EncodePolicy& policy,
                  Convert(from, to, v, policy, rbits.empty() ? 0 : rbits[i]));
   }
   return absl::OkStatus();
+}
+
+absl::Status ConvertArray(Format from, Format to, const EncodePolicy& policy,
+                          absl::Span<const uint8_t> in, absl::Span<uint8_t> out,
+                          absl::Span<const uint32_t> rbits) {
+  return internal::InDefaultFpEnv([&] {
+    return ConvertArrayInDefaultEnv(from, to, policy, in, out, rbits);
+  });
 }
 
 }  // namespace scalar

@@ -27,6 +27,7 @@
 #include "mxpack/multimem.h"
 #include "mxpack/scalar.h"
 #include "src/multimem/reduce_args.h"
+#include "src/util/fp_env.h"
 #include "src/util/little_endian.h"
 
 namespace mxpack {
@@ -439,9 +440,9 @@ uint64_t ReduceElement(const ReduceSpec& spec, absl::Span<const uint64_t> codes)
   return FloatAdd(spec, codes);
 }
 
-absl::Status ReduceArrays(const ReduceSpec& spec,
-                          absl::Span<const absl::Span<const uint8_t>> sources,
-                          absl::Span<uint8_t> out) {
+static absl::Status ReduceArraysInDefaultEnv(
+    const ReduceSpec& spec, absl::Span<const absl::Span<const uint8_t>> sources,
+    absl::Span<uint8_t> out) {
   absl::StatusOr<size_t> count = internal::CheckReduceArgs(spec, sources, out);
   if (!count.ok()) return count.status();
   const size_t eb = static_cast<size_t>(MmTypeTraits(spec.type).element_bytes);
@@ -454,6 +455,13 @@ absl::Status ReduceArrays(const ReduceSpec& spec,
     StoreLE(out.data() + i * eb, static_cast<int>(eb), ReduceElement(spec, codes));
   }
   return absl::OkStatus();
+}
+
+absl::Status ReduceArrays(const ReduceSpec& spec,
+                          absl::Span<const absl::Span<const uint8_t>> sources,
+                          absl::Span<uint8_t> out) {
+  return internal::InDefaultFpEnv(
+      [&] { return ReduceArraysInDefaultEnv(spec, sources, out); });
 }
 
 }  // namespace scalar

@@ -14,9 +14,10 @@
 
 #if HWY_ONCE
 #include "absl/status/status.h"
-#include "src/multimem/reduce_args.h"
 #include "mxpack/multimem.h"
+#include "src/multimem/reduce_args.h"
 #include "src/util/dispatch_util.h"
+#include "src/util/fp_env.h"
 
 namespace mxpack {
 
@@ -98,9 +99,9 @@ int KernelKind(const ReduceSpec& spec) {
 
 bool HasSimdReduce(const ReduceSpec& spec) { return KernelKind(spec) >= 0; }
 
-absl::Status ReduceArrays(const ReduceSpec& spec,
-                          absl::Span<const absl::Span<const uint8_t>> sources,
-                          absl::Span<uint8_t> out, Impl impl) {
+static absl::Status ReduceArraysInDefaultEnv(
+    const ReduceSpec& spec, absl::Span<const absl::Span<const uint8_t>> sources,
+    absl::Span<uint8_t> out, Impl impl) {
   absl::StatusOr<size_t> n = internal::CheckReduceArgs(spec, sources, out);
   if (!n.ok()) return n.status();
   const int kind = KernelKind(spec);
@@ -114,6 +115,13 @@ absl::Status ReduceArrays(const ReduceSpec& spec,
   internal::Pick(HWY_DISPATCH_TABLE(ReduceFloatAdd), impl)(
       kind, spec, ptrs.data(), ptrs.size(), out.data(), *n);
   return absl::OkStatus();
+}
+
+absl::Status ReduceArrays(const ReduceSpec& spec,
+                          absl::Span<const absl::Span<const uint8_t>> sources,
+                          absl::Span<uint8_t> out, Impl impl) {
+  return internal::InDefaultFpEnv(
+      [&] { return ReduceArraysInDefaultEnv(spec, sources, out, impl); });
 }
 
 }  // namespace mxpack

@@ -2,6 +2,8 @@
 // layouts, argument checks, the dispatched entry points, dequantization and
 // error statistics. The per-block formulas live in src/mx/mx_scalar.cc (the
 // reference) and src/mx/quantize-inl.h (the fused SIMD kernel).
+#include "mxpack/mx.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -18,13 +20,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "mxpack/convert.h"
-#include "mxpack/mx.h"
 #include "mxpack/pack.h"
 #include "mxpack/scalar.h"
 #include "src/format/convert_params.h"
 #include "src/mx/error_stats.h"
 #include "src/mx/mx_internal.h"
 #include "src/mx/nvfp4_tensor_amax.h"
+#include "src/util/fp_env.h"
 
 namespace mxpack {
 namespace {
@@ -400,9 +402,8 @@ absl::Status RelayoutScales(const MxShape& shape, absl::Span<const uint8_t> in,
   return absl::OkStatus();
 }
 
-absl::StatusOr<float> ComputeNvfp4TensorScale(Format from,
-                                              absl::Span<const uint8_t> in,
-                                              Impl impl) {
+static absl::StatusOr<float> ComputeNvfp4TensorScaleInDefaultEnv(
+    Format from, absl::Span<const uint8_t> in, Impl impl) {
   if (absl::Status st = CheckSource(from); !st.ok()) return st;
   const size_t src_bytes = static_cast<size_t>(Traits(from).storage_bytes);
   if (in.size() % src_bytes != 0) {
@@ -418,12 +419,17 @@ absl::StatusOr<float> ComputeNvfp4TensorScale(Format from,
       from, internal::MaxFiniteMagnitudeBits(from, in.data(), in.size(), impl));
 }
 
-absl::Status QuantizeMxRows(MxFormat format, Format from,
-                            absl::Span<const uint8_t> in, size_t rows,
-                            size_t cols, size_t row_begin, size_t row_end,
-                            const MxOptions& options,
-                            absl::Span<uint8_t> elements,
-                            absl::Span<uint8_t> scales, Impl impl) {
+absl::StatusOr<float> ComputeNvfp4TensorScale(Format from,
+                                              absl::Span<const uint8_t> in,
+                                              Impl impl) {
+  return internal::InDefaultFpEnv(
+      [&] { return ComputeNvfp4TensorScaleInDefaultEnv(from, in, impl); });
+}
+
+static absl::Status QuantizeMxRowsInDefaultEnv(
+    MxFormat format, Format from, absl::Span<const uint8_t> in, size_t rows,
+    size_t cols, size_t row_begin, size_t row_end, const MxOptions& options,
+    absl::Span<uint8_t> elements, absl::Span<uint8_t> scales, Impl impl) {
   absl::StatusOr<internal::MxJob> job =
       internal::CheckQuantizeArgs(format, from, in, rows, cols, row_begin,
                                   row_end, options, elements, scales);
@@ -436,10 +442,21 @@ absl::Status QuantizeMxRows(MxFormat format, Format from,
   return absl::OkStatus();
 }
 
-absl::StatusOr<MxTensor> QuantizeMx(MxFormat format, Format from,
-                                    absl::Span<const uint8_t> in, size_t rows,
-                                    size_t cols, const MxOptions& options,
-                                    Impl impl) {
+absl::Status QuantizeMxRows(MxFormat format, Format from,
+                            absl::Span<const uint8_t> in, size_t rows,
+                            size_t cols, size_t row_begin, size_t row_end,
+                            const MxOptions& options,
+                            absl::Span<uint8_t> elements,
+                            absl::Span<uint8_t> scales, Impl impl) {
+  return internal::InDefaultFpEnv([&] {
+    return QuantizeMxRowsInDefaultEnv(format, from, in, rows, cols, row_begin,
+                                      row_end, options, elements, scales, impl);
+  });
+}
+
+static absl::StatusOr<MxTensor> QuantizeMxInDefaultEnv(
+    MxFormat format, Format from, absl::Span<const uint8_t> in, size_t rows,
+    size_t cols, const MxOptions& options, Impl impl) {
   MxTensor t;
   t.shape = {format, options.layout, options.scale_layout, rows, cols};
   if (absl::Status st = CheckMxShape(t.shape); !st.ok()) return st;
@@ -458,6 +475,15 @@ absl::StatusOr<MxTensor> QuantizeMx(MxFormat format, Format from,
                                    absl::MakeSpan(t.scales), impl);
   if (!st.ok()) return st;
   return t;
+}
+
+absl::StatusOr<MxTensor> QuantizeMx(MxFormat format, Format from,
+                                    absl::Span<const uint8_t> in, size_t rows,
+                                    size_t cols, const MxOptions& options,
+                                    Impl impl) {
+  return internal::InDefaultFpEnv([&] {
+    return QuantizeMxInDefaultEnv(format, from, in, rows, cols, options, impl);
+  });
 }
 
 namespace {
@@ -653,8 +679,9 @@ void ScaleRowT(const float* __restrict v, const float* __restrict ds, size_t n, 
 
 }  // namespace
 
-absl::Status DequantizeMx(const MxTensorView& q, Format to,
-                          absl::Span<uint8_t> out, Impl impl) {
+static absl::Status DequantizeMxInDefaultEnv(const MxTensorView& q, Format to,
+                                             absl::Span<uint8_t> out,
+                                             Impl impl) {
   if (absl::Status st = CheckView(q); !st.ok()) return st;
   if (!(to == Format::kF32 || to == Format::kBF16 || to == Format::kF16 ||
         to == Format::kF64)) {
@@ -722,9 +749,14 @@ absl::Status DequantizeMx(const MxTensorView& q, Format to,
   return absl::OkStatus();
 }
 
-absl::StatusOr<MxErrorStats> ComputeMxErrorStats(Format from,
-                                                 absl::Span<const uint8_t> in,
-                                                 const MxTensorView& q) {
+absl::Status DequantizeMx(const MxTensorView& q, Format to,
+                          absl::Span<uint8_t> out, Impl impl) {
+  return internal::InDefaultFpEnv(
+      [&] { return DequantizeMxInDefaultEnv(q, to, out, impl); });
+}
+
+static absl::StatusOr<MxErrorStats> ComputeMxErrorStatsInDefaultEnv(
+    Format from, absl::Span<const uint8_t> in, const MxTensorView& q) {
   if (absl::Status st = CheckView(q); !st.ok()) return st;
   const MxShape& s = q.shape;
   if (absl::Status st = CheckSource(from); !st.ok()) return st;
@@ -783,6 +815,13 @@ absl::StatusOr<MxErrorStats> ComputeMxErrorStats(Format from,
   st.sqnr_db = sum_e2 == 0.0 ? std::numeric_limits<double>::infinity()
                              : 10.0 * std::log10(sum_x2 / sum_e2);
   return st;
+}
+
+absl::StatusOr<MxErrorStats> ComputeMxErrorStats(Format from,
+                                                 absl::Span<const uint8_t> in,
+                                                 const MxTensorView& q) {
+  return internal::InDefaultFpEnv(
+      [&] { return ComputeMxErrorStatsInDefaultEnv(from, in, q); });
 }
 
 }  // namespace mxpack

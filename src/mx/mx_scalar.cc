@@ -10,6 +10,7 @@
 #include "mxpack/mx.h"
 #include "mxpack/scalar.h"
 #include "src/mx/mx_internal.h"
+#include "src/util/fp_env.h"
 
 namespace mxpack {
 namespace scalar {
@@ -129,18 +130,28 @@ uint8_t Nvfp4ElementCode(float x, uint8_t scale_code, float tensor_scale,
   return static_cast<uint8_t>(Convert(Format::kF64, Format::kE2M1, F64Bits(y), rn_sat));
 }
 
-absl::Status QuantizeMxRows(MxFormat format, Format from,
-                            absl::Span<const uint8_t> in, size_t rows,
-                            size_t cols, size_t row_begin, size_t row_end,
-                            const MxOptions& options,
-                            absl::Span<uint8_t> elements,
-                            absl::Span<uint8_t> scales) {
+static absl::Status QuantizeMxRowsInDefaultEnv(
+    MxFormat format, Format from, absl::Span<const uint8_t> in, size_t rows,
+    size_t cols, size_t row_begin, size_t row_end, const MxOptions& options,
+    absl::Span<uint8_t> elements, absl::Span<uint8_t> scales) {
   absl::StatusOr<internal::MxJob> job =
       internal::CheckQuantizeArgs(format, from, in, rows, cols, row_begin,
                                   row_end, options, elements, scales);
   if (!job.ok()) return job.status();
   internal::QuantizeMxRowsScalar(*job);
   return absl::OkStatus();
+}
+
+absl::Status QuantizeMxRows(MxFormat format, Format from,
+                            absl::Span<const uint8_t> in, size_t rows,
+                            size_t cols, size_t row_begin, size_t row_end,
+                            const MxOptions& options,
+                            absl::Span<uint8_t> elements,
+                            absl::Span<uint8_t> scales) {
+  return internal::InDefaultFpEnv([&] {
+    return QuantizeMxRowsInDefaultEnv(format, from, in, rows, cols, row_begin,
+                                      row_end, options, elements, scales);
+  });
 }
 
 }  // namespace scalar

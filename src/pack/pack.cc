@@ -19,6 +19,7 @@
 #include "mxpack/scalar.h"
 #include "src/format/convert_params.h"
 #include "src/util/dispatch_util.h"
+#include "src/util/fp_env.h"
 
 namespace mxpack {
 
@@ -190,9 +191,10 @@ absl::Status Compress(Layout dst, absl::Span<const uint8_t> b8x16,
   return absl::OkStatus();
 }
 
-absl::Status DecodePacked(Layout src, Format elem, Format to,
-                          absl::Span<const uint8_t> packed,
-                          absl::Span<uint8_t> out, Impl impl) {
+static absl::Status DecodePackedInDefaultEnv(Layout src, Format elem, Format to,
+                                             absl::Span<const uint8_t> packed,
+                                             absl::Span<uint8_t> out,
+                                             Impl impl) {
   if (impl.target == Impl::kScalar) {
     return scalar::DecodePacked(src, elem, to, packed, out);
   }
@@ -228,10 +230,17 @@ absl::Status DecodePacked(Layout src, Format elem, Format to,
   return absl::OkStatus();
 }
 
-absl::Status DecodeContainers(Format elem, Format to,
-                              absl::Span<const uint8_t> b8x16,
-                              absl::Span<uint8_t> out, Fp6Container c,
-                              Impl impl) {
+absl::Status DecodePacked(Layout src, Format elem, Format to,
+                          absl::Span<const uint8_t> packed,
+                          absl::Span<uint8_t> out, Impl impl) {
+  return internal::InDefaultFpEnv([&] {
+    return DecodePackedInDefaultEnv(src, elem, to, packed, out, impl);
+  });
+}
+
+static absl::Status DecodeContainersInDefaultEnv(
+    Format elem, Format to, absl::Span<const uint8_t> b8x16,
+    absl::Span<uint8_t> out, Fp6Container c, Impl impl) {
   if (impl.target == Impl::kScalar) {
     return scalar::DecodeContainers(elem, to, b8x16, out, c);
   }
@@ -269,11 +278,19 @@ absl::Status DecodeContainers(Format elem, Format to,
   return absl::OkStatus();
 }
 
-absl::Status EncodePacked(Format from, Format elem, Layout dst,
-                          const EncodePolicy& policy,
-                          absl::Span<const uint8_t> in,
-                          absl::Span<uint8_t> packed,
-                          absl::Span<const uint32_t> rbits, Impl impl) {
+absl::Status DecodeContainers(Format elem, Format to,
+                              absl::Span<const uint8_t> b8x16,
+                              absl::Span<uint8_t> out, Fp6Container c,
+                              Impl impl) {
+  return internal::InDefaultFpEnv([&] {
+    return DecodeContainersInDefaultEnv(elem, to, b8x16, out, c, impl);
+  });
+}
+
+static absl::Status EncodePackedInDefaultEnv(
+    Format from, Format elem, Layout dst, const EncodePolicy& policy,
+    absl::Span<const uint8_t> in, absl::Span<uint8_t> packed,
+    absl::Span<const uint32_t> rbits, Impl impl) {
   if (impl.target == Impl::kScalar) {
     return scalar::EncodePacked(from, elem, dst, policy, in, packed, rbits);
   }
@@ -305,6 +322,17 @@ absl::Status EncodePacked(Format from, Format elem, Layout dst,
     PackCodes(dst, codes, packed.data() + PackedBytes(dst, s0), m, impl);
   }
   return absl::OkStatus();
+}
+
+absl::Status EncodePacked(Format from, Format elem, Layout dst,
+                          const EncodePolicy& policy,
+                          absl::Span<const uint8_t> in,
+                          absl::Span<uint8_t> packed,
+                          absl::Span<const uint32_t> rbits, Impl impl) {
+  return internal::InDefaultFpEnv([&] {
+    return EncodePackedInDefaultEnv(from, elem, dst, policy, in, packed, rbits,
+                                    impl);
+  });
 }
 
 }  // namespace mxpack

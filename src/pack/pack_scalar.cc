@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "mxpack/pack.h"
 #include "mxpack/scalar.h"
+#include "src/util/fp_env.h"
 #include "src/util/little_endian.h"
 
 namespace mxpack {
@@ -329,9 +330,9 @@ absl::Status Compress(Layout dst, absl::Span<const uint8_t> b8x16,
   return absl::OkStatus();
 }
 
-absl::Status DecodePacked(Layout src, Format elem, Format to,
-                          absl::Span<const uint8_t> packed,
-                          absl::Span<uint8_t> out) {
+static absl::Status DecodePackedInDefaultEnv(Layout src, Format elem, Format to,
+                                             absl::Span<const uint8_t> packed,
+                                             absl::Span<uint8_t> out) {
   size_t n = 0;
   if (absl::Status s = internal::CheckDecodePackedArgs(src, elem, to, packed.size(),
                                                        out.size(), &n);
@@ -346,9 +347,16 @@ absl::Status DecodePacked(Layout src, Format elem, Format to,
   return absl::OkStatus();
 }
 
-absl::Status DecodeContainers(Format elem, Format to,
-                              absl::Span<const uint8_t> b8x16,
-                              absl::Span<uint8_t> out, Fp6Container c) {
+absl::Status DecodePacked(Layout src, Format elem, Format to,
+                          absl::Span<const uint8_t> packed,
+                          absl::Span<uint8_t> out) {
+  return internal::InDefaultFpEnv(
+      [&] { return DecodePackedInDefaultEnv(src, elem, to, packed, out); });
+}
+
+static absl::Status DecodeContainersInDefaultEnv(
+    Format elem, Format to, absl::Span<const uint8_t> b8x16,
+    absl::Span<uint8_t> out, Fp6Container c) {
   const Layout l = Traits(elem).bits == 4 ? Layout::kB4x16P64 : Layout::kB6x16P32;
   if (absl::Status s = CheckLayoutFormat(l, elem); !s.ok()) return s;
   size_t n = 0;
@@ -376,11 +384,19 @@ absl::Status DecodeContainers(Format elem, Format to,
   return absl::OkStatus();
 }
 
-absl::Status EncodePacked(Format from, Format elem, Layout dst,
-                          const EncodePolicy& policy,
-                          absl::Span<const uint8_t> in,
-                          absl::Span<uint8_t> packed,
-                          absl::Span<const uint32_t> rbits) {
+absl::Status DecodeContainers(Format elem, Format to,
+                              absl::Span<const uint8_t> b8x16,
+                              absl::Span<uint8_t> out, Fp6Container c) {
+  return internal::InDefaultFpEnv(
+      [&] { return DecodeContainersInDefaultEnv(elem, to, b8x16, out, c); });
+}
+
+static absl::Status EncodePackedInDefaultEnv(Format from, Format elem,
+                                             Layout dst,
+                                             const EncodePolicy& policy,
+                                             absl::Span<const uint8_t> in,
+                                             absl::Span<uint8_t> packed,
+                                             absl::Span<const uint32_t> rbits) {
   size_t n = 0;
   if (absl::Status s = internal::CheckEncodePackedArgs(from, elem, dst, policy, in.size(),
                                              packed.size(), rbits.size(), &n);
@@ -395,6 +411,16 @@ absl::Status EncodePacked(Format from, Format elem, Layout dst,
     SetCode(dst, packed.data(), i, static_cast<uint8_t>(code));
   }
   return absl::OkStatus();
+}
+
+absl::Status EncodePacked(Format from, Format elem, Layout dst,
+                          const EncodePolicy& policy,
+                          absl::Span<const uint8_t> in,
+                          absl::Span<uint8_t> packed,
+                          absl::Span<const uint32_t> rbits) {
+  return internal::InDefaultFpEnv([&] {
+    return EncodePackedInDefaultEnv(from, elem, dst, policy, in, packed, rbits);
+  });
 }
 
 }  // namespace scalar

@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "src/util/fp_env.h"
+
 namespace mxpack::internal {
 
 class ThreadPool {
@@ -71,6 +73,9 @@ class ThreadPool {
   }
 
   void WorkerLoop() {
+    // The library's threads compute in its environment (src/util/fp_env.h),
+    // not in whatever the thread that created the pool had set.
+    ScopedDefaultFpEnv::SetForThread();
     uint64_t seen = 0;
     for (;;) {
       const std::function<void(size_t)>* fn;

@@ -2,7 +2,8 @@
 // section 4), bit-identical to mxpack::scalar::ReduceElement: the model loops,
 // float min / max, the exact-once sums and the per-kind dispatch. The value
 // domain and rounding arguments are in reduce_core-inl.h, the AVX512-FP16
-// kernels in reduce_fp16-inl.h. Included once per target by
+// kernels in reduce_fp16-inl.h, the AVX-512 e4m3 acc::f16 kSequential
+// kernel in reduce_e4m3_avx3-inl.h. Included once per target by
 // src/multimem/reduce.cc.
 
 // Per-target include guard (Highway convention).
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "hwy/highway.h"
+#include "src/multimem/reduce_e4m3_avx3-inl.h"
 #include "src/multimem/reduce_fp16-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -100,6 +102,13 @@ void ReduceLoopOv(const ReduceSpec& spec, const uint8_t* const* src, size_t nsrc
     if ((E == Elem::kE5M2 || S == Step::kF16Fp8 || nsrc <= kE4M3FiniteSources) &&
         UseF16Kernels()) {
       return F16Loop<E, S, kTree>(spec, src, nsrc, out, n);
+    }
+  }
+#endif
+#if MXPACK_REDUCE_HAVE_E4M3_AVX3_KERNEL
+  if constexpr (E == Elem::kE4M3 && S == Step::kF16 && !kTree) {
+    if (nsrc <= kE4M3FiniteSources) {
+      return E4M3Avx3SeqLoop(spec, src, nsrc, out, n);
     }
   }
 #endif

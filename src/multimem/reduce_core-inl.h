@@ -87,8 +87,17 @@ template <bool kCheckOverflow>
 HWY_INLINE VF RoundToF16(VF s) {
   const DU du;
   const VU u = hn::BitCast(du, s);
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+  // lsb as a mask and a masked add (no shift).
+  const __m512i t = _mm512_add_epi32(u.raw, KU(0xFFFu).raw);
+  VU r{_mm512_and_si512(
+      _mm512_mask_add_epi32(t, _mm512_test_epi32_mask(u.raw, KU(0x2000u).raw),
+                            t, KU(1u).raw),
+      KU(~0x1FFFu).raw)};
+#else
   const VU lsb = hn::And(hn::ShiftRight<13>(u), KU(1u));
   VU r = hn::And(hn::Add(u, hn::Add(KU(0xFFFu), lsb)), KU(~0x1FFFu));
+#endif
   if (kCheckOverflow) {
     // |r| >= 65536 (0x47800000) is beyond f16 max (65504 + half ulp rounds
     // up to it): Inf, unless NaN (abs bits > 0x7F800000).

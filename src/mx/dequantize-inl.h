@@ -637,6 +637,93 @@ class TableBlocks512 {
   const __m512i dense6_bytes12_ = Load(kDense6Bytes12);
   const __m512i dense6_bytes16_ = Load(kDense6Bytes16);
 };
+
+// MX fp8 blocks into bf16 or f16 on AVX3_DL without a table: where every
+// element's product e * 2^s is an exact normal f32 (d = 2^s normal too, so
+// no rounding mode, FTZ or DAZ changes it) and a normal of the output
+// format, its bits are the code's bits re-biased (docs/semantics.md
+// section 5, "Dequantization"): for a normal code S E..E M..M,
+//   out = S | (E + bias_out - bias_elem + s) << man_out | M << (man_out -
+//         man_elem),
+// i.e. the sign-extended code shifted left by man_out - man_elem, the copies
+// of the sign between bit 15 and the exponent field cleared, plus the
+// per-scale
+// delta (bias_out - bias_elem + s) << man_out (no carry reaches the sign:
+// the exponent field stays in [1, max]). That holds for the magnitude codes
+// [lo, lo + span] of the scale's Param (normal codes whose output exponent
+// field is in range); a block takes this path if all its magnitudes are in
+// there (one unsigned byte compare of magnitude - lo), so zeros, fp8
+// subnormals, NaN / Inf codes and products outside the range keep the table.
+template <Format kElem, Format kTo>
+class RebiasBlocks512 {
+  static constexpr internal::FastFormat kT = internal::FastFormatOf(kElem);
+  static constexpr internal::FastFormat kW = internal::FastFormatOf(kTo);
+  static constexpr int kShift = kW.man_bits - kT.man_bits;
+  static_assert(kT.bits == 8 && kShift > 0, "fp8 into bf16 / f16");
+
+ public:
+  // Per scale code: the output delta and the magnitude codes [lo, lo + span]
+  // that re-bias exactly (lo = 0x80, span = 0 where none does: every
+  // magnitude - 0x80 is at least 0x80 as an unsigned byte).
+  struct Param {
+    int16_t delta;
+    uint8_t lo, span;
+  };
+  struct Params {
+    Param p[256];
+  };
+  static constexpr Params MakeParams() {
+    Params r{};
+    const int bias = kW.bias - kT.bias;
+    const int e_max = static_cast<int>(kT.max_code >> kT.man_bits);
+    const int w_max = static_cast<int>(kW.max_code >> kW.man_bits);
+    for (int c = 0; c < 256; ++c) {
+      const int s = c - 127;
+      // Normal codes E in [1, e_max] whose output field E + bias + s is in
+      // [1, w_max]; the product's f32 field E + 127 - bias_elem + s is then
+      // in [1, 254] too (bf16 has f32's exponent range, f16 a narrower one).
+      int lo_e = 1, hi_e = e_max;
+      lo_e = lo_e > 1 - bias - s ? lo_e : 1 - bias - s;
+      hi_e = hi_e < w_max - bias - s ? hi_e : w_max - bias - s;
+      // Scale code 0 (2^-127) is an f32 subnormal, 0xFF is NaN.
+      if (c == 0 || c == 255 || lo_e > hi_e) {
+        r.p[c] = Param{0, 0x80, 0};
+        continue;
+      }
+      const int lo = lo_e << kT.man_bits;
+      int hi = (hi_e << kT.man_bits) | ((1 << kT.man_bits) - 1);
+      hi = hi < static_cast<int>(kT.max_code) ? hi
+                                              : static_cast<int>(kT.max_code);
+      r.p[c] = Param{static_cast<int16_t>(static_cast<uint16_t>(
+                         (bias + s) * (1 << kW.man_bits))),
+                     static_cast<uint8_t>(lo), static_cast<uint8_t>(hi - lo)};
+    }
+    return r;
+  }
+  static constexpr Params kParams = MakeParams();
+
+  // Lane i set where code byte i of b re-biases exactly under `scale`.
+  static HWY_INLINE __mmask32 Fits(uint8_t scale, __m256i b) {
+    const Param& p = kParams.p[scale];
+    const __m256i m =
+        _mm256_sub_epi8(_mm256_and_si256(b, _mm256_set1_epi8(0x7F)),
+                        _mm256_set1_epi8(static_cast<char>(p.lo)));
+    return _mm256_cmple_epu8_mask(m,
+                                  _mm256_set1_epi8(static_cast<char>(p.span)));
+  }
+
+  // The 32 codes b (all fitting) into `out`.
+  static HWY_INLINE void Block(uint8_t scale, __m256i b,
+                               uint8_t* HWY_RESTRICT out) {
+    constexpr uint16_t kMask =
+        static_cast<uint16_t>(0x8000 | ((0x7F << kShift) & 0x7FFF));
+    const __m512i t =
+        _mm512_and_si512(_mm512_slli_epi16(_mm512_cvtepi8_epi16(b), kShift),
+                         _mm512_set1_epi16(static_cast<int16_t>(kMask)));
+    _mm512_storeu_si512(
+        out, _mm512_add_epi16(t, _mm512_set1_epi16(kParams.p[scale].delta)));
+  }
+};
 #endif  // HWY_TARGET <= HWY_AVX3_DL
 #endif  // HWY_TARGET <= HWY_AVX3
 
@@ -897,6 +984,7 @@ struct MxRowDequantizer {
 
   template <size_t kGroupBytes>
   static HWY_INLINE void TableRowsT(const internal::MxDequantRow& a) {
+    if constexpr (kBits == 8) return Fp8TableRows(a);
     const Table table;
     constexpr size_t kStep = kGroupBytes ? (kBlock / 16) * kGroupBytes : kBlock;
     constexpr size_t kOut = kBlock * kOutBytes;
@@ -926,6 +1014,66 @@ struct MxRowDequantizer {
         for (size_t j = 0; j < 4; ++j) {
           table.Block(tab + sc[j] * Table::kEntries, codes + j * kStep,
                       kGroupBytes, out + j * kOut);
+        }
+      }
+      for (; k < blocks; ++k) {
+        // The last block may be ragged: its values go through a buffer (the
+        // codes are padded to whole blocks).
+        alignas(64) uint8_t buf[kOut];
+        TableSlowBlock(a, r, k, row_scales[(k / 4) * a.stride4 + k % 4],
+                       k < whole ? row_out + k * kOut : buf);
+        if (k == whole) {
+          std::memcpy(row_out + whole * kOut, buf,
+                      (a.cols - whole * kBlock) * kOutBytes);
+        }
+      }
+    }
+  }
+
+  // fp8 rows: groups of 4 blocks by RebiasBlocks512 where all their codes
+  // fit, else each block by RebiasBlocks512 or its table row.
+  static HWY_INLINE void Fp8TableRows(const internal::MxDequantRow& a) {
+    using Rebias = RebiasBlocks512<kElem, kHalfTable ? kTo : Format::kBF16>;
+    const Table table;
+    constexpr size_t kOut = kBlock * kOutBytes;
+    const uint16_t* HWY_RESTRICT tab = a.mx_half->rows;
+    const uint8_t* ready = a.mx_half->ready;
+    const size_t whole = a.cols / kBlock;
+    const size_t blocks = (a.cols + kBlock - 1) / kBlock;
+    const size_t stride4 = a.stride4;  // (in a register: `out` may alias `a`)
+    for (size_t r = 0; r < a.rows; ++r) {
+      const uint8_t* row_codes = a.codes + r * a.code_stride;
+      const uint8_t* row_scales = internal::MxScaleRow(a, r);
+      uint8_t* row_out = a.out + r * a.out_stride;
+      size_t k = 0;
+      for (const uint8_t* sp = row_scales; k + 4 <= whole;
+           k += 4, sp += stride4) {
+        uint8_t sc[4];
+        std::memcpy(sc, sp, 4);
+        const uint8_t* codes = row_codes + k * kBlock;
+        uint8_t* out = row_out + k * kOut;
+        __m256i b[4];
+        __mmask32 fits[4];
+        for (size_t j = 0; j < 4; ++j) {
+          b[j] = _mm256_loadu_si256(
+              reinterpret_cast<const __m256i*>(codes + j * kBlock));
+          fits[j] = Rebias::Fits(sc[j], b[j]);
+        }
+        if (HWY_LIKELY((fits[0] & fits[1] & fits[2] & fits[3]) ==
+                       ~__mmask32{0})) {
+          for (size_t j = 0; j < 4; ++j)
+            Rebias::Block(sc[j], b[j], out + j * kOut);
+          continue;
+        }
+        for (size_t j = 0; j < 4; ++j) {
+          if (fits[j] == ~__mmask32{0}) {
+            Rebias::Block(sc[j], b[j], out + j * kOut);
+          } else if (ready[sc[j]]) {
+            table.Block(tab + sc[j] * Table::kEntries, codes + j * kBlock, 0,
+                        out + j * kOut);
+          } else {
+            TableSlowBlock(a, r, k + j, sc[j], out + j * kOut);
+          }
         }
       }
       for (; k < blocks; ++k) {

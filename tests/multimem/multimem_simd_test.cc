@@ -160,6 +160,29 @@ inline void RunAllOnce(Impl impl) {
       }
       Compare(spec, src, 0, src[0].size(), impl, &checked);
     }
+    // 1c) fp8 add, 2, 3 and 8 sources of 1024 elements: a large first code
+    //    (e4m3 112 .. 416) then small ones of both signs (e4m3 2^-6 .. 7.5),
+    //    so that most f16 steps round and many tie (both parities); every
+    //    13th element all -0, every 17th a -0 / +0 mix.
+    if (fp8 && spec.op == ReduceOp::kAdd) {
+      for (size_t n : {2, 3, 8}) {
+        std::vector<std::vector<uint8_t>> src(n, std::vector<uint8_t>(1024));
+        for (size_t i = 0; i < 1024; ++i) {
+          for (size_t r = 0; r < n; ++r) {
+            const uint32_t x = static_cast<uint32_t>(rng());
+            const uint8_t sign = static_cast<uint8_t>(x & 0x80);
+            uint8_t c = r == 0 ? static_cast<uint8_t>(0x6E + (x >> 8) % 16)
+                               : static_cast<uint8_t>(0x08 + (x >> 8) % 0x48);
+            if (ti.element == Format::kE5M2) c = static_cast<uint8_t>(c - 0x06);
+            c = static_cast<uint8_t>(c | sign);
+            if (i % 13 == 0) c = 0x80;
+            if (i % 17 == 0) c = static_cast<uint8_t>(x & 0x80);
+            src[r][i] = c;
+          }
+        }
+        Compare(spec, src, 0, 1024, impl, &checked);
+      }
+    }
     // 2) Random N-way data, lengths 0..5 chunks of the widest vector, offsets.
     // (129 and 147 sources: past the e4m3 finite-sum bound, kE4M3FiniteSources
     // = 128, where the kernels keep the f16 overflow check.)

@@ -199,6 +199,34 @@ TEST(MxDequantizeSimd, TableThresholdAndScaleSpread) {
   }
 }
 
+// MX fp8 into bf16 / f16 re-biases the codes' bits where every product of
+// a block is an exact normal of the output (no table): blocks whose codes
+// share one exponent field E (every mantissa, both signs; E = 0: zeros and
+// subnormals; the top field: NaN / Inf) under every scale code, so each
+// (scale, E) sits on its side of the output's normal range edges (bf16:
+// f32 underflow / overflow; f16: subnormal results, Inf), and blocks that
+// mix two adjacent fields.
+TEST(MxDequantizeSimd, Fp8RebiasEdgesUnderEveryScaleCode) {
+  for (MxFormat f : {MxFormat::kMxfp8E4m3, MxFormat::kMxfp8E5m2}) {
+    const int man = f == MxFormat::kMxfp8E4m3 ? 3 : 2;
+    const size_t fields = size_t{1} << (7 - man);
+    // Blocks 0..fields-1: field k; then fields-1 blocks mixing k and k + 1.
+    const size_t cols = 32 * (2 * fields - 1);
+    const MxTensor t = Build(
+        f, ElementLayout::kCodes, ScaleLayout::kLinear, 256, cols, 1.0f,
+        [&](size_t r, size_t c) {
+          const size_t k = c / 32, i = c % 32;
+          const size_t e = k < fields ? k : k - fields + (i % 2);
+          const size_t m = (i / 2 + r) % (size_t{1} << man);
+          return static_cast<uint8_t>(((i + r) % 3 == 0 ? 0x80 : 0) | e << man |
+                                      m);
+        },
+        [](size_t r, size_t) { return static_cast<uint8_t>(r); });
+    ExpectTargetsEqualScalar(t, Name(f, ElementLayout::kCodes,
+                                     ScaleLayout::kLinear, 256, cols, 1.0f));
+  }
+}
+
 #if defined(__x86_64__) || defined(__i386__)
 TEST(MxDequantizeSimd, SameUnderCallerFtzDaz) {
   // Both paths multiply in the caller's floating-point environment: tiny

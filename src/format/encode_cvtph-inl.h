@@ -141,7 +141,9 @@ struct CvtphEncodeF32 {
 
   // Narrow: the code magnitudes of 32 lanes, rounded in kMode, as one byte
   // of each u16 lane (kHighByte: the high byte, else the low byte), with the
-  // masks of negative lanes (neg) and of lanes rounded away from zero (away).
+  // masks of negative lanes (neg; rp on signed formats leaves it to the
+  // caller, as the complement of away) and of lanes rounded away from zero
+  // (away).
   // Outside NaN lanes a magnitude is at most the f16 Inf's code
   // kInfCode = 0x7C00 >> kDrop (every f16 from max finite up rounds to it or
   // below), and in NaN lanes (f16 0x7E00 and up: vcvtps2ph quiets NaN) it is
@@ -155,12 +157,17 @@ struct CvtphEncodeF32 {
   static HWY_INLINE __m512i Magnitudes32(__m512i x0, __m512i x1, __mmask32& neg,
                                          __mmask32& away) {
     const __m512i h = _mm512_inserti64x4(_mm512_castsi256_si512(Half(x0)), Half(x1), 1);
-    neg = kT.has_sign ? _mm512_movepi16_mask(h) : 0;
+    // neg: left to Encode64 for rp on signed formats (the complement of
+    // away, one mask op for all 64 lanes).
+    neg = 0;
     away = 0;
-    if constexpr (kAwayNonNeg) {
-      away = kT.has_sign ? _knot_mask32(neg) : ~__mmask32{0};
-    } else if constexpr (kAwayNeg) {
-      away = neg;
+    if constexpr (kAwayNonNeg && kT.has_sign) {
+      away = _mm512_cmpgt_epi16_mask(h, _mm512_set1_epi16(-1));
+    } else if constexpr (kAwayNonNeg) {
+      away = ~__mmask32{0};
+    } else if constexpr (kT.has_sign) {
+      neg = _mm512_movepi16_mask(h);
+      away = kAwayNeg ? neg : 0;
     }
     if constexpr (kHighByte) {
       const __m512i twice = _mm512_slli_epi16(h, 1);
@@ -201,6 +208,8 @@ struct CvtphEncodeF32 {
     __mmask32 neg0, away0, neg1, away1;
     const __m512i m0 = Magnitudes32(x0, x1, neg0, away0);
     const __m512i m1 = Magnitudes32(x2, x3, neg1, away1);
+    const __mmask64 neg = kAwayNonNeg && kT.has_sign ? _knot_mask64(_mm512_kunpackd(away1, away0))
+                                                     : _mm512_kunpackd(neg1, neg0);
     __m512i code = _mm512_permutex2var_epi8(m0, _mm512_load_si512(kGather.v), m1);
     const __mmask64 nan =
         _mm512_cmpgt_epu8_mask(code, _mm512_set1_epi8(static_cast<char>(kInfCode)));
@@ -218,9 +227,9 @@ struct CvtphEncodeF32 {
       code = _mm512_min_epu8(code, max_code);
     }
     if constexpr (kRelu) {
-      code = _mm512_maskz_mov_epi8(_knot_mask64(_mm512_kunpackd(neg1, neg0)), code);
+      code = _mm512_maskz_mov_epi8(_knot_mask64(neg), code);
     } else if constexpr (kT.has_sign) {
-      code = _mm512_mask_add_epi8(code, _mm512_kunpackd(neg1, neg0), code,
+      code = _mm512_mask_add_epi8(code, neg, code,
                                   _mm512_set1_epi8(static_cast<char>(1u << (kT.bits - 1))));
     }
     return _mm512_mask_mov_epi8(code, nan, _mm512_set1_epi8(static_cast<char>(kT.nan_code)));

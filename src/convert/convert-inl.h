@@ -130,13 +130,14 @@ HWY_NOINLINE void F16cEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_R
 #endif
 
 #ifdef MXPACK_HAVE_RANGE_ENCODE
-// f32 -> kTo rn (RangeEncodeF32), 64 elements per step; large outputs that
-// start on a vector boundary are streamed (EncodeBytesArray). The
-// encoder's result does not depend on MXCSR.
-template <Format kTo, bool kSatFinite, bool kRelu>
+// f32 -> kTo under kMode (RangeEncodeF32), 64 elements per step; large
+// outputs that start on a vector boundary are streamed (EncodeBytesArray).
+// Under rn the encoder's result does not depend on MXCSR; rm and rp need
+// DAZ off.
+template <Format kTo, bool kSatFinite, bool kRelu, Rounding kMode = Rounding::kRN>
 HWY_NOINLINE void RangeEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
                                    size_t n) {
-  using Enc = RangeEncodeF32<kTo, kSatFinite, kRelu>;
+  using Enc = RangeEncodeF32<kTo, kSatFinite, kRelu, kMode>;
   EncodeBytesArray<4>(hn::Full512<uint32_t>(), in, out, n, [](const uint8_t* src) {
     return hn::Vec512<uint8_t>{Enc::Encode64(_mm512_loadu_si512(src), _mm512_loadu_si512(src + 64),
                                              _mm512_loadu_si512(src + 128),
@@ -851,7 +852,8 @@ HWY_INLINE bool TryUE8M0Encode(const internal::ConvertParams& p, const uint8_t* 
 }
 
 #ifdef MXPACK_HAVE_DIRECTED_ENCODE
-// f32 -> kTo under rz / rm / rp (CvtphEncodeF32 where UseCvtphEncode, else
+// f32 -> kTo under rz / rm / rp (RangeEncodeF32 for rm / rp where it
+// applies, else CvtphEncodeF32 where UseCvtphEncode, else
 // Avx512DirectedEncodeF32). Call under internal::ScopedFlushDenormals, with
 // DAZ off except for CvtphEncodeF32 under rz.
 template <Format kTo, Rounding kMode, bool kSatFinite, bool kRelu>
@@ -860,6 +862,13 @@ HWY_NOINLINE void DirectedEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* H
   if constexpr (kTo == Format::kBF16) {
     return F32ToBF16Array<kMode, kSatFinite, kRelu>(in, out, nullptr, n);
   }
+#ifdef MXPACK_HAVE_RANGE_ENCODE
+  // rz stays on CvtphEncodeF32 (fewer operations per element).
+  if constexpr (kMode != Rounding::kRZ &&
+                RangeEncodeF32<kTo, kSatFinite, kRelu, kMode>::kSupported) {
+    return RangeEncodeArray<kTo, kSatFinite, kRelu, kMode>(in, out, n);
+  }
+#endif
 #ifdef MXPACK_HAVE_CVTPH_ENCODE
   if constexpr (UseCvtphEncode<kTo, kMode>()) {
     return CvtphEncodeArray<kTo, kMode, kSatFinite, kRelu>(in, out, n);

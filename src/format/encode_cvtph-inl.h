@@ -50,13 +50,16 @@ namespace hn = hwy::HWY_NAMESPACE;
 //    rounding toward that side), so vcvtps2ph in kMode followed by
 //      code = (|h| + (away ? 2^kDrop - 1 : 0)) >> kDrop
 //    (away: rp on non-negative lanes, rm on negative ones; unsigned formats
-//    encode |x|, so rp always and rm never) is the directed code. Inf and
-//    NaN pass through as f16 Inf and NaN; satfinite is one unsigned min
-//    with max_code (every magnitude past max, Inf included, rounds to at
-//    least max), NaN lanes (f16 magnitude above 0x7C00) get the canonical
-//    code, the sign is a masked add of the sign bit on lanes whose f16 is
-//    negative, and relu zeroes those lanes instead (these four on the 64
-//    bytes that one vpermt2b gathers from two vectors of u16 magnitudes).
+//    encode |x|, so rp always and rm never) is the directed code (for
+//    kDrop = 7 computed as the high byte of 2 |h| plus twice the add, which
+//    needs no mask for the sign). Inf and NaN pass through as f16 Inf and
+//    NaN, whose codes stay apart: at most 0x7C00 >> kDrop outside NaN
+//    lanes, above it in NaN lanes. On the 64 bytes that one vpermt2b
+//    gathers from two vectors of u16 lanes, NaN is one unsigned byte
+//    compare, satfinite one unsigned min with max_code (every magnitude
+//    past max, Inf included, rounds to at least max), NaN lanes get the
+//    canonical code, the sign is a masked add of the sign bit on lanes
+//    whose f16 is negative, and relu zeroes those lanes instead.
 //  * MXCSR: run under internal::ScopedFlushDenormals, with DAZ off for rm
 //    and rp (rn and rz send f32 subnormal inputs to +-0 either way). f32
 //    subnormal inputs are then read as they are (vcvtps2ph rounds them, so
@@ -136,73 +139,100 @@ struct CvtphEncodeF32 {
     return _mm512_mask_mov_epi16(code, nan, _mm512_set1_epi16(0x7FFF));
   }
 
-  // Narrow: the code magnitudes of 32 lanes (u16, nosat already resolved;
-  // under satfinite possibly above max_code, and anything in NaN lanes),
-  // with the masks of negative (neg) and NaN (nan) lanes.
+  // Narrow: the code magnitudes of 32 lanes, rounded in kMode, as one byte
+  // of each u16 lane (kHighByte: the high byte, else the low byte), with the
+  // masks of negative lanes (neg; rp on signed formats leaves it to the
+  // caller, as the complement of away) and of lanes rounded away from zero
+  // (away).
+  // Outside NaN lanes a magnitude is at most the f16 Inf's code
+  // kInfCode = 0x7C00 >> kDrop (every f16 from max finite up rounds to it or
+  // below), and in NaN lanes (f16 0x7E00 and up: vcvtps2ph quiets NaN) it is
+  // above it, so NaN needs no mask here:
+  //   kDrop = 7: (2 |h|) + (away ? 2 (2^7 - 1) : 0), unsigned-saturating,
+  //              high byte (the shift drops the sign, the saturation keeps
+  //              NaN at 0xFC and up);
+  //   else:      (|h| + (away ? 2^kDrop - 1 : 0)) >> kDrop, low byte.
+  static constexpr bool kHighByte = kDrop == 7;
+  static constexpr uint32_t kInfCode = 0x7C00u >> kDrop;
   static HWY_INLINE __m512i Magnitudes32(__m512i x0, __m512i x1, __mmask32& neg,
-                                         __mmask32& nan) {
-    constexpr bool kAway = kAwayNonNeg || kAwayNeg;
+                                         __mmask32& away) {
     const __m512i h = _mm512_inserti64x4(_mm512_castsi256_si512(Half(x0)), Half(x1), 1);
-    const __m512i mag = _mm512_and_si512(h, _mm512_set1_epi16(0x7FFF));
-    // NaN stays NaN through the multiply and vcvtps2ph.
-    nan = _mm512_cmpgt_epu16_mask(mag, _mm512_set1_epi16(0x7C00));
-    neg = kT.has_sign ? _mm512_movepi16_mask(h) : 0;
-    __mmask32 away = 0;
-    if constexpr (kAwayNonNeg) {
-      away = kT.has_sign ? _knot_mask32(neg) : ~__mmask32{0};
-    } else if constexpr (kAwayNeg) {
-      away = neg;
+    // neg: left to Encode64 for rp on signed formats (the complement of
+    // away, one mask op for all 64 lanes).
+    neg = 0;
+    away = 0;
+    if constexpr (kAwayNonNeg && kT.has_sign) {
+      away = _mm512_cmpgt_epi16_mask(h, _mm512_set1_epi16(-1));
+    } else if constexpr (kAwayNonNeg) {
+      away = ~__mmask32{0};
+    } else if constexpr (kT.has_sign) {
+      neg = _mm512_movepi16_mask(h);
+      away = kAwayNeg ? neg : 0;
     }
-    __m512i code = mag;
-    if constexpr (kAway) {
-      code = _mm512_mask_add_epi16(code, away, code,
-                                   _mm512_set1_epi16(static_cast<int16_t>((1 << kDrop) - 1)));
+    if constexpr (kHighByte) {
+      const __m512i twice = _mm512_slli_epi16(h, 1);
+      if constexpr (kAwayNonNeg || kAwayNeg) {
+        return _mm512_mask_adds_epu16(twice, away, twice,
+                                      _mm512_set1_epi16(2 * ((1 << kDrop) - 1)));
+      } else {
+        return twice;
+      }
+    } else {
+      __m512i mag = _mm512_and_si512(h, _mm512_set1_epi16(0x7FFF));
+      if constexpr (kAwayNonNeg || kAwayNeg) {
+        mag = _mm512_mask_add_epi16(mag, away, mag,
+                                    _mm512_set1_epi16(static_cast<int16_t>((1 << kDrop) - 1)));
+      }
+      return _mm512_srli_epi16(mag, kDrop);
     }
-    // At most 0xF8 (Inf) outside NaN lanes.
-    code = _mm512_srli_epi16(code, kDrop);
-    if constexpr (!kSatFinite) {
-      const __m512i max_code = _mm512_set1_epi16(static_cast<int16_t>(kT.max_code));
-      const __mmask32 ovf = _mm512_cmpgt_epu16_mask(code, max_code);
-      const __mmask32 inf = _mm512_cmpeq_epi16_mask(mag, _mm512_set1_epi16(0x7C00));
-      code = _mm512_min_epu16(code, max_code);
-      code = _mm512_mask_mov_epi16(code, ovf & (inf | away),
-                                   _mm512_set1_epi16(static_cast<int16_t>(kT.overflow_code)));
-    }
-    (void)away;
-    return code;
   }
 
 #if HWY_TARGET == HWY_AVX3_DL
-  // The 64 codes of x0..x3 as u8 lanes: one vpermt2b takes the low byte of
-  // each u16 magnitude of two Magnitudes32 results; satfinite (an unsigned
-  // byte min), the sign (a masked add of the sign bit), relu (a zero-masked
-  // move) and NaN (a masked move) then work on the 64 bytes.
+  // The 64 codes of x0..x3 as u8 lanes: one vpermt2b gathers the magnitude
+  // bytes of two Magnitudes32 results; NaN (a magnitude above kInfCode),
+  // saturation (an unsigned byte min; nosat first picks the overflow code
+  // where the magnitude passes max_code and the f16 is Inf or the rounding
+  // points away from zero), the sign (a masked add of the sign bit), relu (a
+  // zero-masked move) and NaN's code (a masked move) then work on the 64
+  // bytes.
   static HWY_INLINE __m512i Encode64(__m512i x0, __m512i x1, __m512i x2, __m512i x3) {
     static_assert(kSupported && kNarrow, "Encode64: narrow destinations");
     struct Table {
       alignas(64) uint8_t v[64];
     };
-    static constexpr Table kEven = [] {
+    static constexpr Table kGather = [] {
       Table t{};
-      for (int i = 0; i < 64; ++i) t.v[i] = static_cast<uint8_t>(2 * i);
+      for (int i = 0; i < 64; ++i) t.v[i] = static_cast<uint8_t>(2 * i + (kHighByte ? 1 : 0));
       return t;
     }();
-    __mmask32 neg0, nan0, neg1, nan1;
-    const __m512i m0 = Magnitudes32(x0, x1, neg0, nan0);
-    const __m512i m1 = Magnitudes32(x2, x3, neg1, nan1);
-    __m512i code = _mm512_permutex2var_epi8(m0, _mm512_load_si512(kEven.v), m1);
-    if constexpr (kSatFinite) {
+    __mmask32 neg0, away0, neg1, away1;
+    const __m512i m0 = Magnitudes32(x0, x1, neg0, away0);
+    const __m512i m1 = Magnitudes32(x2, x3, neg1, away1);
+    const __mmask64 neg = kAwayNonNeg && kT.has_sign ? _knot_mask64(_mm512_kunpackd(away1, away0))
+                                                     : _mm512_kunpackd(neg1, neg0);
+    __m512i code = _mm512_permutex2var_epi8(m0, _mm512_load_si512(kGather.v), m1);
+    const __mmask64 nan =
+        _mm512_cmpgt_epu8_mask(code, _mm512_set1_epi8(static_cast<char>(kInfCode)));
+    const __m512i max_code = _mm512_set1_epi8(static_cast<char>(kT.max_code));
+    if constexpr (!kSatFinite) {
+      // NaN lanes pass too; their code is replaced below.
+      const __mmask64 ovf = _mm512_cmpgt_epu8_mask(code, max_code);
+      const __mmask64 inf =
+          _mm512_cmpeq_epi8_mask(code, _mm512_set1_epi8(static_cast<char>(kInfCode)));
+      code = _mm512_mask_mov_epi8(_mm512_min_epu8(code, max_code),
+                                  ovf & (inf | _mm512_kunpackd(away1, away0)),
+                                  _mm512_set1_epi8(static_cast<char>(kT.overflow_code)));
+    } else {
       // Every magnitude past max (Inf included) becomes max.
-      code = _mm512_min_epu8(code, _mm512_set1_epi8(static_cast<char>(kT.max_code)));
+      code = _mm512_min_epu8(code, max_code);
     }
     if constexpr (kRelu) {
-      code = _mm512_maskz_mov_epi8(_knot_mask64(_mm512_kunpackd(neg1, neg0)), code);
+      code = _mm512_maskz_mov_epi8(_knot_mask64(neg), code);
     } else if constexpr (kT.has_sign) {
-      code = _mm512_mask_add_epi8(code, _mm512_kunpackd(neg1, neg0), code,
+      code = _mm512_mask_add_epi8(code, neg, code,
                                   _mm512_set1_epi8(static_cast<char>(1u << (kT.bits - 1))));
     }
-    return _mm512_mask_mov_epi8(code, _mm512_kunpackd(nan1, nan0),
-                                _mm512_set1_epi8(static_cast<char>(kT.nan_code)));
+    return _mm512_mask_mov_epi8(code, nan, _mm512_set1_epi8(static_cast<char>(kT.nan_code)));
   }
 #endif
 };

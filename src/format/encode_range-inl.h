@@ -21,15 +21,17 @@ namespace hn = hwy::HWY_NAMESPACE;
 #undef MXPACK_HAVE_RANGE_ENCODE  // per target: this header is re-included
 #if HWY_TARGET == HWY_AVX3_DL
 #define MXPACK_HAVE_RANGE_ENCODE 1
-// f32 -> narrow codes under rn, 64 elements at a time in f32 arithmetic
-// with AVX-512 DQ (vrangeps) and VBMI (vpermt2b); AVX3_DL only:
+// f32 -> narrow codes under rn (and, satfinite, rz / rm / rp), 64 elements
+// at a time in f32 arithmetic with AVX-512 DQ (vrangeps) and VBMI
+// (vpermt2b); AVX3_DL only:
 //
-//   RangeEncodeF32<kTo, kSatFinite, kRelu>::Encode64(y0, y1, y2, y3) -> __m512i
+//   RangeEncodeF32<kTo, kSatFinite, kRelu, kMode>::Encode64(y0, y1, y2, y3) -> __m512i
 //
 // kSupported: e2m1, e2m3, e3m2, e4m3, e5m2 and ue4m3, every legal
-// saturation and relu. Returns the 64 codes of the f32 bits y0..y3, in
-// order, as u8 lanes, bit-identical to scalar::Convert(kF32, kTo, {rn,
-// saturation, relu}) for every input. Method, per element:
+// saturation and relu under rn; satfinite only under rz, rm and rp.
+// Returns the 64 codes of the f32 bits y0..y3, in order, as u8 lanes,
+// bit-identical to scalar::Convert(kF32, kTo, {kMode, saturation, relu})
+// for every input. Method, per element:
 //  * a = y clamped to [-L, L]: one vrangeps (imm 0x02: the smaller
 //    magnitude, with y's sign; unsigned formats imm 0x0A, which also clears
 //    the sign: they encode |y|). Under satfinite L is max, the largest
@@ -50,6 +52,15 @@ namespace hn = hwy::HWY_NAMESPACE;
 //    explicit round-to-nearest-even (vaddps {rn-sae}; a and c share the
 //    sign, so the magnitudes add and round symmetrically) rounds a onto the
 //    code grid, normals and subnormals alike: |sum| = |c| + k * ulp(c),
+//    The directed modes round the same signed sum with {rz-sae}, {rd-sae}
+//    or {ru-sae}: toward -Inf moves a negative sum's magnitude up and a
+//    positive one's down, which is rm on the signed value (rp and rz
+//    alike), and c is a multiple of ulp(c), so the sum lands on c plus a
+//    directed rounding of a to the code grid. Satfinite clamps first and
+//    max lies on the grid, so no mode passes it; nosat keeps rn only
+//    (the clamp to the overflow code's value would turn every large
+//    finite y into an overflow, which rz, and rm / rp away from their
+//    direction, must not do).
 //    k <= 2^(man+1) (the binade cannot change: j + k < 2^23). The code
 //    magnitude is k + (E_c - E_min) << man, E_c the exponent field of c and
 //    E_min that of 2^(emin - man + 23).
@@ -68,16 +79,28 @@ namespace hn = hwy::HWY_NAMESPACE;
 //    elements): negative values and -0 give code 0.
 // 7 operations per 16 elements plus 5 per 64: about 17 per 32 elements
 // (F16cEncodeF32: 23, Fp16EncodeHalf's f32 path: 21).
-// MXCSR: vaddps uses explicit rounding, and f32 subnormal inputs (flushed
-// by DAZ or not) encode to 0 either way (the sum is c exactly), so the
-// result does not depend on the caller's environment.
-template <Format kTo, bool kSatFinite = true, bool kRelu = false>
+// MXCSR: vaddps uses explicit rounding, and under rn and rz f32 subnormal
+// inputs (flushed by DAZ or not) encode to +-0 either way (the sum is c
+// exactly), so the result does not depend on the caller's environment.
+// rm and rp must read them (they round away from zero to the smallest
+// subnormal code): call those under internal::ScopedFlushDenormals with DAZ
+// off. The sum is never an f32 subnormal (|c| is a normal).
+template <Format kTo, bool kSatFinite = true, bool kRelu = false,
+          Rounding kMode = Rounding::kRN>
 struct RangeEncodeF32 {
   static constexpr internal::FastFormat kT = internal::FastFormatOf(kTo);
   static constexpr bool kSupported =
       kT.bits <= 8 && kT.man_bits >= 1 && kT.man_bits <= 3 && kTo != Format::kUE8M0 &&
       internal::HasFastEncode(kTo, kSatFinite, kRelu) &&
-      (kSatFinite || kT.overflow_code == kT.max_code + 1);
+      (kSatFinite || kT.overflow_code == kT.max_code + 1) &&
+      (kMode == Rounding::kRN || (kSatFinite && kMode != Rounding::kRS));
+  // vaddps's explicit rounding of the signed sum (see above).
+  static constexpr int kRound =
+      (kMode == Rounding::kRN   ? _MM_FROUND_TO_NEAREST_INT
+       : kMode == Rounding::kRZ ? _MM_FROUND_TO_ZERO
+       : kMode == Rounding::kRM ? _MM_FROUND_TO_NEG_INF
+                                : _MM_FROUND_TO_POS_INF) |
+      _MM_FROUND_NO_EXC;
   static constexpr int kMan = kT.man_bits;
   // The clamp code: max finite (satfinite) or the overflow code (nosat).
   static constexpr uint32_t kClampCode = kSatFinite ? kT.max_code : kT.max_code + 1;
@@ -187,7 +210,6 @@ struct RangeEncodeF32 {
   static HWY_INLINE __m512i Form(__m512i y, const Consts& k,
                                  __m512i weights = _mm512_set1_epi32(kWeights),
                                  __m512i nan_p = _mm512_set1_epi32(kNanP)) {
-    constexpr int kRn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
     const __m512 yf = _mm512_castsi512_ps(y);
     constexpr int kRangeMin = kT.has_sign ? 0x02 : 0x0A;  // smaller magnitude; sign: y's or +
     const __m512 a =
@@ -199,7 +221,7 @@ struct RangeEncodeF32 {
         _mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(static_cast<int>(0xFF800000u)));
     const __m512 c = _mm512_range_ps(_mm512_castsi512_ps(_mm512_add_epi32(e, k.offset)),
                                      _mm512_castsi512_ps(k.sub), 0x03);
-    const __m512 sum = _mm512_add_round_ps(a, c, kRn);
+    const __m512 sum = _mm512_add_round_ps(a, c, kRound);
     if constexpr (kNanFree) {
       (void)nan_p;
       return _mm512_madd_epi16(_mm512_castps_si512(sum), weights);

@@ -36,7 +36,11 @@
 // on 2 uncontended cores); the test prints wall and CPU time.
 //
 // MXPACK_EXHAUSTIVE_CHUNK_STEP=k (default 1) runs every k-th chunk only, for
-// a quick smoke run; the full sweep is the default.
+// a quick smoke run; the full sweep is the default. MXPACK_EXHAUSTIVE_FORMATS
+// and MXPACK_EXHAUSTIVE_ROUNDINGS (comma-separated names, e.g. "e4m3,e5m2"
+// and "rm,rp") limit the sweep to those destinations and rounding modes, for
+// checking one kernel on all 2^32 inputs; rs brings rz, rm and rp with it
+// (its check builds on theirs).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -51,6 +55,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "hwy/targets.h"
 #include "mxpack/convert.h"
@@ -70,6 +75,45 @@ constexpr uint64_t kSeed = 0x6D78706163ull;  // "mxpac"
 constexpr Format kDests[] = {Format::kE2M1, Format::kE2M3, Format::kE3M2,
                              Format::kE4M3, Format::kE5M2, Format::kUE8M0,
                              Format::kUE4M3, Format::kF16,  Format::kBF16};
+
+// The destinations and rounding modes selected by MXPACK_EXHAUSTIVE_FORMATS /
+// MXPACK_EXHAUSTIVE_ROUNDINGS (unset: all).
+struct Selection {
+  bool format[16] = {};
+  bool rounding[8] = {};
+};
+
+Selection ParseSelection() {
+  Selection sel;
+  const char* formats = std::getenv("MXPACK_EXHAUSTIVE_FORMATS");
+  const char* roundings = std::getenv("MXPACK_EXHAUSTIVE_ROUNDINGS");
+  for (Format f : kDests) sel.format[static_cast<int>(f)] = formats == nullptr;
+  for (int r = 0; r < 8; ++r) sel.rounding[r] = roundings == nullptr;
+  if (formats != nullptr) {
+    for (absl::string_view name : absl::StrSplit(formats, ',', absl::SkipEmpty())) {
+      const absl::StatusOr<Format> f = ParseFormat(name);
+      if (f.ok()) sel.format[static_cast<int>(*f)] = true;
+    }
+  }
+  if (roundings != nullptr) {
+    for (absl::string_view name : absl::StrSplit(roundings, ',', absl::SkipEmpty())) {
+      const absl::StatusOr<Rounding> r = ParseRounding(name);
+      if (!r.ok()) continue;
+      sel.rounding[static_cast<int>(*r)] = true;
+      if (*r == Rounding::kRS) {
+        for (Rounding d : {Rounding::kRZ, Rounding::kRM, Rounding::kRP}) {
+          sel.rounding[static_cast<int>(d)] = true;
+        }
+      }
+    }
+  }
+  return sel;
+}
+
+const Selection& Selected() {
+  static const Selection sel = ParseSelection();
+  return sel;
+}
 
 // Pseudo-random subsets of the inputs: x is selected when the top bits of a
 // multiplicative hash are zero (1 in 2^bits inputs).
@@ -127,7 +171,9 @@ class Checker {
       }
     }
     segment_starts_.push_back(kChunk);
-    for (Format dst : kDests) RunFormat(dst);
+    for (Format dst : kDests) {
+      if (Selected().format[static_cast<int>(dst)]) RunFormat(dst);
+    }
   }
 
  private:
@@ -300,6 +346,7 @@ class Checker {
           p.saturation = sat;
           p.relu = relu;
           if (!ValidateConversion(Format::kF32, dst, p).ok()) continue;
+          if (!Selected().rounding[static_cast<int>(p.rounding)]) continue;
           ConvertBest(dst, p, slot);
           if (slot == kRS) {
             // rz, rm and rp are legal whenever rs is (same format and flags).

@@ -202,6 +202,10 @@ class StackBlockQuantizer : private StackOps {
   static constexpr size_t kIn = WideSource<kSrc>::kBytes;
   static constexpr size_t kOutPerBlock = kFp8 ? kBlock : kBlock / 2;
   static constexpr size_t kChunkBlocks = 2048 / kBlock;
+  // MXFP8 from bf16 with 32 u16 lanes per vector (Mx8Bf16Codes).
+  static constexpr bool kMx8Wide = kFp8 && kSrc == internal::SrcKind::kBF16 &&
+                                   HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86 &&
+                                   hn::MaxLanes(DU()) == 16;
   static constexpr Format kW = kSrc == internal::SrcKind::kF32 ? Format::kF32
                                : kSrc == internal::SrcKind::kBF16
                                    ? Format::kBF16
@@ -255,6 +259,11 @@ class StackBlockQuantizer : private StackOps {
     const size_t N = hn::Lanes(du);
     // Pass 1: block amax bits; lanes past nb stay 0.
     HWY_ALIGN uint32_t amax[kChunkBlocks + 16] = {};
+    // MXFP8 from bf16 on AVX-512: per 16 blocks, those that may hold a NaN
+    // (pass 1 skips NaN in the amax; pass 3 must not skip it). ModelOpt's
+    // NaN amax gives scale code 0, which pass 3 sends to the slow path.
+    uint16_t nan16[kChunkBlocks / 16 + 1];
+    for (uint16_t& m : nan16) m = kNanAmax ? 0 : 0xFFFF;
     const auto block_max = [&](size_t b) {
       const uint8_t* p = in + b * kBlock * kIn;
       VU m = AbsBits(Load(p));
@@ -286,6 +295,7 @@ class StackBlockQuantizer : private StackOps {
         if constexpr (kBf16 && !kNanAmax) {
           const __mmask16 nan =
               _mm512_cmpgt_epu32_mask(m, _mm512_set1_epi32(0x7F800000));
+          nan16[b1 / 16] = nan;
           for (unsigned k = nan; k != 0; k &= k - 1) {
             const size_t b = b1 + static_cast<size_t>(__builtin_ctz(k));
             amax[b] = hn::GetLane(hn::MaxOfLanes(du, block_max(b)));
@@ -319,6 +329,9 @@ class StackBlockQuantizer : private StackOps {
     // Pass 2: scale codes, and each block's divisor (NVFP4) or multiplier (MX).
     HWY_ALIGN uint8_t codes[kChunkBlocks + 16];
     HWY_ALIGN uint32_t factor[kChunkBlocks + 16];
+    // (MXFP8 from bf16 on AVX-512: per block, u16 pairs for pass 3.)
+    HWY_ALIGN uint32_t mx8_shift[kMx8Wide ? kChunkBlocks + 16 : 1];
+    HWY_ALIGN uint32_t mx8_slow[kMx8Wide ? kChunkBlocks + 16 : 1];
     // (NVFP4 from bf16 on AVX-512 compares with per-code thresholds and
     // finds the divisor only for the blocks that divide.)
     constexpr bool kCompares = kNvfp4 && kSrc == internal::SrcKind::kBF16 &&
@@ -329,6 +342,30 @@ class StackBlockQuantizer : private StackOps {
       Scales(tensor_scale, hn::Load(du, amax + b), code, f, !kCompares);
       StoreLanes<1>(du, code, codes + b);
       if (!kCompares) hn::Store(f, du, factor + b);
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+      if constexpr (kMx8Wide) {
+        // Mx8Bf16Codes' S - 6 = (code - 7) 128 - 6 and the slow-lane bound
+        // s 128 + 0x3C7F = code 128 - 0x301, for s = code - 127 in
+        // [-119, 126] and blocks without NaN; else the bound 0xFFFF (every
+        // nonzero lane slow). Inf lanes: their block's code is 255 (ct) or
+        // 254 (ModelOpt: amax / 448 is Inf), both slow.
+        const __m512i c = code.raw;
+        const __m512i c128 = _mm512_slli_epi32(c, 7);
+        const __mmask16 ok =
+            _mm512_mask_cmple_epu32_mask(
+                _mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(8)), c,
+                _mm512_set1_epi32(253)) &
+            static_cast<__mmask16>(~nan16[b / 16]);
+        const __m512i shift = _mm512_and_si512(
+            _mm512_sub_epi32(c128, _mm512_set1_epi32(7 * 128 + 6)),
+            _mm512_set1_epi32(0xFFFF));
+        const __m512i slow = _mm512_mask_sub_epi32(
+            _mm512_set1_epi32(0xFFFF), ok, c128, _mm512_set1_epi32(0x301));
+        const __m512i pair = _mm512_set1_epi32(0x00010001);
+        _mm512_store_si512(mx8_shift + b, _mm512_mullo_epi32(shift, pair));
+        _mm512_store_si512(mx8_slow + b, _mm512_mullo_epi32(slow, pair));
+      }
+#endif
     }
     std::memcpy(scales, codes, nb);
     // Pass 3: elements, q = x / divisor (NVFP4) or x * 2^-k (MX; equal to
@@ -384,6 +421,63 @@ class StackBlockQuantizer : private StackOps {
         }
       }
       if (b < nb) divide(b);
+      return;
+    }
+#endif
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+    if constexpr (kMx8Wide) {
+      // Two blocks at a time; a block with a slow lane (below e4m3's
+      // normal range after the scale, NaN, or a scale out of range) goes
+      // to Mxfp8Bf16Block or the f32 path.
+      const auto one = [&](size_t b) {
+        const uint8_t* block_in = in + b * kBlock * kIn;
+        if (Mxfp8Bf16Block(block_in, codes[b], elements + b * kBlock)) return;
+        for (size_t v = b * kBlock / N; v < (b + 1) * kBlock / N; ++v)
+          StoreLanes<1>(du, codes_of(v), elements + v * N);
+      };
+      // The low bytes of two vectors of u16 lanes.
+      HWY_ALIGN static constexpr uint8_t kEven[64] = {
+          0,   2,   4,   6,   8,   10,  12,  14,  16,  18,  20,  22,  24,
+          26,  28,  30,  32,  34,  36,  38,  40,  42,  44,  46,  48,  50,
+          52,  54,  56,  58,  60,  62,  64,  66,  68,  70,  72,  74,  76,
+          78,  80,  82,  84,  86,  88,  90,  92,  94,  96,  98,  100, 102,
+          104, 106, 108, 110, 112, 114, 116, 118, 120, 122, 124, 126};
+      const __m512i even = _mm512_load_si512(kEven);
+      size_t b = 0;
+      for (; b + 2 <= nb; b += 2) {
+        const uint8_t* p = in + b * kBlock * kIn;
+        const __m512i x0 = _mm512_loadu_si512(p);
+        const __m512i x1 = _mm512_loadu_si512(p + 64);
+        const __m512i a0 = _mm512_and_si512(x0, K16(0x7FFF).raw);
+        const __m512i a1 = _mm512_and_si512(x1, K16(0x7FFF).raw);
+        const __mmask32 slow0 = _mm512_cmplt_epu16_mask(
+            _mm512_sub_epi16(a0, K16(1).raw),
+            _mm512_set1_epi32(static_cast<int>(mx8_slow[b])));
+        const __mmask32 slow1 = _mm512_cmplt_epu16_mask(
+            _mm512_sub_epi16(a1, K16(1).raw),
+            _mm512_set1_epi32(static_cast<int>(mx8_slow[b + 1])));
+        if (HWY_UNLIKELY(!_kortestz_mask32_u8(slow0, slow1))) {
+          one(b);
+          one(b + 1);
+          continue;
+        }
+        const __m512i c0 = Mx8Bf16Codes(
+            x0, a0, _mm512_set1_epi32(static_cast<int>(mx8_shift[b])));
+        const __m512i c1 = Mx8Bf16Codes(
+            x1, a1, _mm512_set1_epi32(static_cast<int>(mx8_shift[b + 1])));
+#if HWY_TARGET <= HWY_AVX3_DL
+        _mm512_storeu_si512(elements + b * kBlock,
+                            _mm512_permutex2var_epi8(c0, even, c1));
+#else
+        (void)even;
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(elements + b * kBlock),
+                            _mm512_cvtepi16_epi8(c0));
+        _mm256_storeu_si256(
+            reinterpret_cast<__m256i*>(elements + (b + 1) * kBlock),
+            _mm512_cvtepi16_epi8(c1));
+#endif
+      }
+      if (b < nb) one(b);
       return;
     }
 #endif
@@ -619,6 +713,27 @@ class StackBlockQuantizer : private StackOps {
   }
 
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+  // MXFP8 codes of one block of 32 bf16 x (a = |x|'s bits) whose lanes are
+  // all +-0 or finite with y = a - (s << 7) >= 2^-6 (the caller checks), as
+  // Mxfp8Bf16Block computes them, in fewer operations: with
+  // S = (s << 7) + 0x3C00 (y's rebias by 120 exponents, 960 << 4), the
+  // code's magnitude is rn(min(a - S, 0x7E0) / 16) (0x7E0: 448, where the
+  // satfinite code 0x7E begins; +-0 lanes: a -sat S = 0), and with x's
+  // sign placed at bit 11 (above 0x7E0 + 7) the rn carries it to bit 7:
+  //   v = min(a -sat (S - 6), 0x7E6) | sign << 11 = v0 + 6,
+  //   code = (v0 + 7 + lsb) >> 4 = avg(v, lsb) >> 3,
+  // where lsb (bit 4 of v0, ties to even) may be read from v: the + 6
+  // carries into bit 4 only where v0's low bits are 10..15, which round up
+  // whatever lsb is. s6: S - 6 in every u16 lane (s >= -119).
+  static HWY_INLINE __m512i Mx8Bf16Codes(__m512i x, __m512i a, __m512i s6) {
+    const __m512i y =
+        _mm512_min_epu16(_mm512_subs_epu16(a, s6), K16(0x7E6).raw);
+    const __m512i v = _mm512_ternarylogic_epi32(y, _mm512_srli_epi16(x, 4),
+                                                K16(0x800).raw, 0xF8);
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi16(v, 4), K16(1).raw);
+    return _mm512_srli_epi16(_mm512_avg_epu16(v, lsb), 3);
+  }
+
   // NVFP4 from bf16: two blocks (32 elements) in u16 lanes, each element's
   // nibble by comparison (internal::StackNvfp4Thresholds): the magnitude
   // code is the number of thresholds |x|'s bits exceed, the sign that of x

@@ -364,6 +364,72 @@ TEST(StackBlocks, Nvfp4Bf16RandomTensorScales) {
   }
 }
 
+// MX from bf16 under every scale exponent s (block amax top * 2^e), so that
+// the edges of each fast path's range of s are met: elements at each bf16
+// exponent down to the subnormals (e4m3 / e2m1 normal and subnormal codes
+// after the scale, and those flushed to zero), +-0, the largest finite
+// bf16, Inf and NaN. The fast paths take blocks in pairs: a NaN block sits
+// next to an ordinary one on either side.
+TEST(StackBlocks, MxBf16EveryScaleExponent) {
+  std::mt19937 rng(31);
+  for (StackArith arith : {StackArith::kCtMxfp4, StackArith::kCtMxfp8,
+                           StackArith::kModelOptMxfp8}) {
+    std::vector<uint8_t> in;
+    size_t nb = 0;
+    for (int e = -150; e <= 130; ++e) {
+      for (float top : {256.0f, 448.0f, 6.0f, 7.0f, 480.0f}) {
+        // Variants: 0, 3, 7 ordinary (within 8 binades of the top); 1, 2
+        // one NaN; 4 the largest finite bf16; 5 Inf; 6 down to the
+        // subnormals.
+        for (int variant = 0; variant < 8; ++variant) {
+          const uint16_t top_bits = static_cast<uint16_t>(
+              scalar::EncodeF32(top * Pow2(e), Format::kBF16, kRnNoSat));
+          PutBits(Format::kBF16, top_bits, in);
+          for (int k = 1; k < 32; ++k) {
+            const uint32_t drop = static_cast<uint32_t>(
+                rng() % (variant == 6 ? 0x7F80u : 8u * 128));
+            uint32_t b = top_bits > drop ? top_bits - drop
+                                         : static_cast<uint32_t>(rng() % 4);
+            if (k % 7 == 0) b = 0;
+            if (variant == 4 && k == 5) b = 0x7F7F;  // largest finite
+            if (variant == 5 && k == 9) b = 0x7F80;  // Inf
+            if ((variant == 1 || variant == 2) && k == 11) b = 0x7FC1;  // NaN
+            PutBits(Format::kBF16, b | (rng() % 2 ? 0x8000u : 0u), in);
+          }
+          ++nb;
+        }
+      }
+      // MXFP8 scale 2^e for amax 256 * 2^e: pairs of an ordinary block and
+      // one whose lane 1 is y = |x| / 2^e at k bf16 codes below e4m3's
+      // smallest normal 2^-6 (bits 0x3C80), or k - 1 at or above it.
+      const uint32_t top_bits =
+          scalar::EncodeF32(256.0f * Pow2(e), Format::kBF16, kRnNoSat);
+      if (top_bits < 0x800 || top_bits >= 0x7F80) continue;
+      for (uint32_t k = 1; k <= 64; k += k < 12 ? 1 : 13) {
+        for (int side = 0; side < 2; ++side) {
+          for (int blk = 0; blk < 2; ++blk) {
+            PutBits(Format::kBF16, top_bits, in);
+            for (int j = 1; j < 32; ++j) {
+              uint32_t b = top_bits - static_cast<uint32_t>(rng() % 512);
+              if (j == 1 && blk == side) {
+                b = side == 0 ? top_bits - 0x700 - k : top_bits - 0x700 + k - 1;
+              }
+              PutBits(Format::kBF16, b | (rng() % 2 ? 0x8000u : 0u), in);
+            }
+            ++nb;
+          }
+        }
+      }
+    }
+    StackBlocksArgs a;
+    a.arith = arith;
+    a.from = Format::kBF16;
+    Check(a, in, nb,
+          absl::StrFormat("%s bf16 every exponent", ArithName(arith)));
+    if (HasFailure()) return;
+  }
+}
+
 TEST(StackBlocks, AbsMaxBitsEveryTarget) {
   std::mt19937 rng(7);
   for (Format w : {Format::kF32, Format::kBF16, Format::kF16}) {

@@ -206,6 +206,11 @@ class StackBlockQuantizer : private StackOps {
   static constexpr bool kMx8Wide = kFp8 && kSrc == internal::SrcKind::kBF16 &&
                                    HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86 &&
                                    hn::MaxLanes(DU()) == 16;
+  // compressed-tensors MXFP4 from bf16 likewise (Mx4Bf16Nibbles).
+  static constexpr bool kMx4Wide = kArith == internal::StackArith::kCtMxfp4 &&
+                                   kSrc == internal::SrcKind::kBF16 &&
+                                   HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86 &&
+                                   hn::MaxLanes(DU()) == 16;
   static constexpr Format kW = kSrc == internal::SrcKind::kF32 ? Format::kF32
                                : kSrc == internal::SrcKind::kBF16
                                    ? Format::kBF16
@@ -329,9 +334,13 @@ class StackBlockQuantizer : private StackOps {
     // Pass 2: scale codes, and each block's divisor (NVFP4) or multiplier (MX).
     HWY_ALIGN uint8_t codes[kChunkBlocks + 16];
     HWY_ALIGN uint32_t factor[kChunkBlocks + 16];
-    // (MXFP8 from bf16 on AVX-512: per block, u16 pairs for pass 3.)
-    HWY_ALIGN uint32_t mx8_shift[kMx8Wide ? kChunkBlocks + 16 : 1];
-    HWY_ALIGN uint32_t mx8_slow[kMx8Wide ? kChunkBlocks + 16 : 1];
+    // (MX from bf16 on AVX-512: per block, two u16 constants of pass 3,
+    // each in both halves of a u32; MXFP4: per 16 blocks, those whose
+    // scale exponent the bucket table does not cover.)
+    constexpr bool kMxWide = kMx8Wide || kMx4Wide;
+    HWY_ALIGN uint32_t mx_sub[kMxWide ? kChunkBlocks + 16 : 1];
+    HWY_ALIGN uint32_t mx_bound[kMxWide ? kChunkBlocks + 16 : 1];
+    uint16_t mx4_bad[kChunkBlocks / 16 + 1];
     // (NVFP4 from bf16 on AVX-512 compares with per-code thresholds and
     // finds the divisor only for the blocks that divide.)
     constexpr bool kCompares = kNvfp4 && kSrc == internal::SrcKind::kBF16 &&
@@ -362,8 +371,33 @@ class StackBlockQuantizer : private StackOps {
         const __m512i slow = _mm512_mask_sub_epi32(
             _mm512_set1_epi32(0xFFFF), ok, c128, _mm512_set1_epi32(0x301));
         const __m512i pair = _mm512_set1_epi32(0x00010001);
-        _mm512_store_si512(mx8_shift + b, _mm512_mullo_epi32(shift, pair));
-        _mm512_store_si512(mx8_slow + b, _mm512_mullo_epi32(slow, pair));
+        _mm512_store_si512(mx_sub + b, _mm512_mullo_epi32(shift, pair));
+        _mm512_store_si512(mx_bound + b, _mm512_mullo_epi32(slow, pair));
+      }
+      if constexpr (kMx4Wide) {
+        // Mx4Bf16Nibbles' subtrahend (s << 7) + kMx4Origin and signed-lane
+        // bound 0x8000 + z (CtMxfp4Bf16Block's z) for s = code - 127 in
+        // [-124, 125] (else the block is bad).
+        const __m512i c = code.raw;
+        const __m512i s = _mm512_sub_epi32(c, _mm512_set1_epi32(127));
+        mx4_bad[b / 16] = static_cast<uint16_t>(~_mm512_mask_cmple_epu32_mask(
+            _mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(3)), c,
+            _mm512_set1_epi32(252)));
+        const __m512i sub =
+            _mm512_and_si512(_mm512_add_epi32(_mm512_slli_epi32(s, 7),
+                                              _mm512_set1_epi32(kMx4Origin)),
+                             _mm512_set1_epi32(0xFFFF));
+        // z: (s - 7) << 7 for s >= 8, 1 << (s - 1) for 1 <= s <= 7, else 0.
+        const __m512i one = _mm512_set1_epi32(1);
+        __m512i z = _mm512_maskz_sllv_epi32(_mm512_cmpge_epi32_mask(s, one),
+                                            one, _mm512_sub_epi32(s, one));
+        z = _mm512_mask_slli_epi32(
+            z, _mm512_cmpge_epi32_mask(s, _mm512_set1_epi32(8)),
+            _mm512_sub_epi32(s, _mm512_set1_epi32(7)), 7);
+        const __m512i bound = _mm512_add_epi32(z, _mm512_set1_epi32(0x8000));
+        const __m512i pair = _mm512_set1_epi32(0x00010001);
+        _mm512_store_si512(mx_sub + b, _mm512_mullo_epi32(sub, pair));
+        _mm512_store_si512(mx_bound + b, _mm512_mullo_epi32(bound, pair));
       }
 #endif
     }
@@ -452,19 +486,19 @@ class StackBlockQuantizer : private StackOps {
         const __m512i a1 = _mm512_and_si512(x1, K16(0x7FFF).raw);
         const __mmask32 slow0 = _mm512_cmplt_epu16_mask(
             _mm512_sub_epi16(a0, K16(1).raw),
-            _mm512_set1_epi32(static_cast<int>(mx8_slow[b])));
+            _mm512_set1_epi32(static_cast<int>(mx_bound[b])));
         const __mmask32 slow1 = _mm512_cmplt_epu16_mask(
             _mm512_sub_epi16(a1, K16(1).raw),
-            _mm512_set1_epi32(static_cast<int>(mx8_slow[b + 1])));
+            _mm512_set1_epi32(static_cast<int>(mx_bound[b + 1])));
         if (HWY_UNLIKELY(!_kortestz_mask32_u8(slow0, slow1))) {
           one(b);
           one(b + 1);
           continue;
         }
         const __m512i c0 = Mx8Bf16Codes(
-            x0, a0, _mm512_set1_epi32(static_cast<int>(mx8_shift[b])));
+            x0, a0, _mm512_set1_epi32(static_cast<int>(mx_sub[b])));
         const __m512i c1 = Mx8Bf16Codes(
-            x1, a1, _mm512_set1_epi32(static_cast<int>(mx8_shift[b + 1])));
+            x1, a1, _mm512_set1_epi32(static_cast<int>(mx_sub[b + 1])));
 #if HWY_TARGET <= HWY_AVX3_DL
         _mm512_storeu_si512(elements + b * kBlock,
                             _mm512_permutex2var_epi8(c0, even, c1));
@@ -478,6 +512,38 @@ class StackBlockQuantizer : private StackOps {
 #endif
       }
       if (b < nb) one(b);
+      return;
+    }
+    if constexpr (kMx4Wide) {
+      // Sixteen blocks at a time, two per step, where all their scale
+      // exponents are in range; else one block at a time.
+      const auto one = [&](size_t b) {
+        const uint8_t* block_in = in + b * kBlock * kIn;
+        if (CtMxfp4Bf16Block(block_in, codes[b], elements + b * kOutPerBlock))
+          return;
+        for (size_t v = b * kBlock / N; v < (b + 1) * kBlock / N; ++v)
+          StoreNibbles(codes_of(v), elements + v * N / 2);
+      };
+      for (size_t g = 0; g < nb; g += 16) {
+        if (HWY_UNLIKELY(mx4_bad[g / 16] != 0 || nb - g < 16)) {
+          for (size_t b = g; b < HWY_MIN(g + 16, nb); ++b) one(b);
+          continue;
+        }
+        for (size_t b = g; b < g + 16; b += 2) {
+          const uint8_t* p = in + b * kBlock * kIn;
+          const __m512i n0 =
+              Mx4Bf16Nibbles(_mm512_loadu_si512(p),
+                             _mm512_set1_epi32(static_cast<int>(mx_sub[b])),
+                             _mm512_set1_epi32(static_cast<int>(mx_bound[b])));
+          const __m512i n1 = Mx4Bf16Nibbles(
+              _mm512_loadu_si512(p + 64),
+              _mm512_set1_epi32(static_cast<int>(mx_sub[b + 1])),
+              _mm512_set1_epi32(static_cast<int>(mx_bound[b + 1])));
+          _mm256_storeu_si256(
+              reinterpret_cast<__m256i*>(elements + b * kOutPerBlock),
+              NibblePairs2(n0, n1));
+        }
+      }
       return;
     }
 #endif
@@ -732,6 +798,45 @@ class StackBlockQuantizer : private StackOps {
                                                 K16(0x800).raw, 0xF8);
     const __m512i lsb = _mm512_and_si512(_mm512_srli_epi16(v, 4), K16(1).raw);
     return _mm512_srli_epi16(_mm512_avg_epu16(v, lsb), 3);
+  }
+
+  // The MXFP4 nibbles of one block of 32 bf16 x as CtMxfp4Bf16Block's
+  // bucket table gives them, with both per-block constants ready in u16
+  // lanes: sub = (s << 7) + kMx4Origin, bound = 0x8000 + z (x > bound as
+  // u16: x negative and |x| > z, so q keeps its sign).
+  static constexpr int kMx4Origin = 0x3E80 - 31;
+  static HWY_INLINE __m512i Mx4Bf16Nibbles(__m512i x, __m512i sub,
+                                           __m512i bound) {
+    static constexpr unsigned kThrU[7] = {0x3E80, 0x3F3F, 0x3FA0, 0x3FDF,
+                                          0x4020, 0x405F, 0x40A0};
+    static constexpr internal::StackBuckets kBuckets =
+        internal::MakeStackBuckets(kThrU, kMx4Origin);
+    static_assert(kBuckets.ok, "one threshold per bucket");
+    const __m512i d =
+        _mm512_subs_epu16(_mm512_and_si512(x, K16(0x7FFF).raw), sub);
+    const __m512i e = _mm512_permutexvar_epi16(
+        _mm512_min_epu16(_mm512_srli_epi16(d, 5), K16(29).raw),
+        _mm512_loadu_si512(kBuckets.entry));
+    const __m512i n = _mm512_mask_add_epi16(
+        e, _mm512_cmpgt_epu16_mask(_mm512_slli_epi16(d, 11), e), e, K16(1).raw);
+    return _mm512_mask_add_epi16(n, _mm512_cmpgt_epu16_mask(x, bound), n,
+                                 K16(8).raw);
+  }
+
+  // NibblePairs of two vectors: 32 bytes.
+  static HWY_INLINE __m256i NibblePairs2(__m512i n0, __m512i n1) {
+    const __m512i m = _mm512_set1_epi32(0x00100001);
+    const __m512i p0 = _mm512_madd_epi16(n0, m);
+    const __m512i p1 = _mm512_madd_epi16(n1, m);
+#if HWY_TARGET <= HWY_AVX3_DL
+    // Byte 0 of each u32 lane of p0, then of p1.
+    const __m512i idx = _mm512_setr_epi32(
+        0x0C080400, 0x1C181410, 0x2C282420, 0x3C383430, 0x4C484440, 0x5C585450,
+        0x6C686460, 0x7C787470, 0, 0, 0, 0, 0, 0, 0, 0);
+    return _mm512_castsi512_si256(_mm512_permutex2var_epi8(p0, idx, p1));
+#else
+    return _mm256_set_m128i(_mm512_cvtepi32_epi8(p1), _mm512_cvtepi32_epi8(p0));
+#endif
   }
 
   // NVFP4 from bf16: two blocks (32 elements) in u16 lanes, each element's

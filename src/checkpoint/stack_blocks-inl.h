@@ -353,7 +353,7 @@ class StackBlockQuantizer : private StackOps {
       if (!kCompares) hn::Store(f, du, factor + b);
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
       if constexpr (kMx8Wide) {
-        // Mx8Bf16Codes' S - 6 = (code - 7) 128 - 6 and the slow-lane bound
+        // Mx8Bf16Codes' S - 7 = (code - 7) 128 - 7 and the slow-lane bound
         // s 128 + 0x3C7F = code 128 - 0x301, for s = code - 127 in
         // [-119, 126] and blocks without NaN; else the bound 0xFFFF (every
         // nonzero lane slow). Inf lanes: their block's code is 255 (ct) or
@@ -366,7 +366,7 @@ class StackBlockQuantizer : private StackOps {
                 _mm512_set1_epi32(253)) &
             static_cast<__mmask16>(~nan16[b / 16]);
         const __m512i shift = _mm512_and_si512(
-            _mm512_sub_epi32(c128, _mm512_set1_epi32(7 * 128 + 6)),
+            _mm512_sub_epi32(c128, _mm512_set1_epi32(7 * 128 + 7)),
             _mm512_set1_epi32(0xFFFF));
         const __m512i slow = _mm512_mask_sub_epi32(
             _mm512_set1_epi32(0xFFFF), ok, c128, _mm512_set1_epi32(0x301));
@@ -469,14 +469,14 @@ class StackBlockQuantizer : private StackOps {
         for (size_t v = b * kBlock / N; v < (b + 1) * kBlock / N; ++v)
           StoreLanes<1>(du, codes_of(v), elements + v * N);
       };
-      // The low bytes of two vectors of u16 lanes.
-      HWY_ALIGN static constexpr uint8_t kEven[64] = {
-          0,   2,   4,   6,   8,   10,  12,  14,  16,  18,  20,  22,  24,
-          26,  28,  30,  32,  34,  36,  38,  40,  42,  44,  46,  48,  50,
-          52,  54,  56,  58,  60,  62,  64,  66,  68,  70,  72,  74,  76,
-          78,  80,  82,  84,  86,  88,  90,  92,  94,  96,  98,  100, 102,
-          104, 106, 108, 110, 112, 114, 116, 118, 120, 122, 124, 126};
-      const __m512i even = _mm512_load_si512(kEven);
+      // The high bytes of two vectors of u16 lanes.
+      HWY_ALIGN static constexpr uint8_t kOdd[64] = {
+          1,   3,   5,   7,   9,   11,  13,  15,  17,  19,  21,  23,  25,
+          27,  29,  31,  33,  35,  37,  39,  41,  43,  45,  47,  49,  51,
+          53,  55,  57,  59,  61,  63,  65,  67,  69,  71,  73,  75,  77,
+          79,  81,  83,  85,  87,  89,  91,  93,  95,  97,  99,  101, 103,
+          105, 107, 109, 111, 113, 115, 117, 119, 121, 123, 125, 127};
+      const __m512i odd = _mm512_load_si512(kOdd);
       size_t b = 0;
       for (; b + 2 <= nb; b += 2) {
         const uint8_t* p = in + b * kBlock * kIn;
@@ -501,14 +501,14 @@ class StackBlockQuantizer : private StackOps {
             x1, a1, _mm512_set1_epi32(static_cast<int>(mx_sub[b + 1])));
 #if HWY_TARGET <= HWY_AVX3_DL
         _mm512_storeu_si512(elements + b * kBlock,
-                            _mm512_permutex2var_epi8(c0, even, c1));
+                            _mm512_permutex2var_epi8(c0, odd, c1));
 #else
-        (void)even;
+        (void)odd;
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(elements + b * kBlock),
-                            _mm512_cvtepi16_epi8(c0));
+                            _mm512_cvtepi16_epi8(_mm512_srli_epi16(c0, 8)));
         _mm256_storeu_si256(
             reinterpret_cast<__m256i*>(elements + (b + 1) * kBlock),
-            _mm512_cvtepi16_epi8(c1));
+            _mm512_cvtepi16_epi8(_mm512_srli_epi16(c1, 8)));
 #endif
       }
       if (b < nb) one(b);
@@ -781,23 +781,25 @@ class StackBlockQuantizer : private StackOps {
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
   // MXFP8 codes of one block of 32 bf16 x (a = |x|'s bits) whose lanes are
   // all +-0 or finite with y = a - (s << 7) >= 2^-6 (the caller checks), as
-  // Mxfp8Bf16Block computes them, in fewer operations: with
-  // S = (s << 7) + 0x3C00 (y's rebias by 120 exponents, 960 << 4), the
-  // code's magnitude is rn(min(a - S, 0x7E0) / 16) (0x7E0: 448, where the
-  // satfinite code 0x7E begins; +-0 lanes: a -sat S = 0), and with x's
-  // sign placed at bit 11 (above 0x7E0 + 7) the rn carries it to bit 7:
-  //   v = min(a -sat (S - 6), 0x7E6) | sign << 11 = v0 + 6,
-  //   code = (v0 + 7 + lsb) >> 4 = avg(v, lsb) >> 3,
-  // where lsb (bit 4 of v0, ties to even) may be read from v: the + 6
-  // carries into bit 4 only where v0's low bits are 10..15, which round up
-  // whatever lsb is. s6: S - 6 in every u16 lane (s >= -119).
-  static HWY_INLINE __m512i Mx8Bf16Codes(__m512i x, __m512i a, __m512i s6) {
-    const __m512i y =
-        _mm512_min_epu16(_mm512_subs_epu16(a, s6), K16(0x7E6).raw);
-    const __m512i v = _mm512_ternarylogic_epi32(y, _mm512_srli_epi16(x, 4),
-                                                K16(0x800).raw, 0xF8);
-    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi16(v, 4), K16(1).raw);
-    return _mm512_srli_epi16(_mm512_avg_epu16(v, lsb), 3);
+  // Mxfp8Bf16Block computes them, in fewer operations, each in the high
+  // byte of its u16 lane: with S = (s << 7) + 0x3C00 (y's rebias by 120
+  // exponents, 960 << 4), the code's magnitude is rn(min(a - S, 0x7E0) / 16)
+  // (0x7E0: 448, where the satfinite code 0x7E begins; +-0 lanes:
+  // a -sat S = 0):
+  //   v = min(a -sat (S - 7), 0x7E7) = v0 + 7 (or 0),
+  //   code = (v0 + 7 + lsb) >> 4 = (v + lsb) >> 4,
+  // where lsb (bit 4 of v0, ties to even) may be read from v: the + 7
+  // carries into bit 4 only where v0's low bits are 9..15, which round up
+  // whatever lsb is. Then (v + lsb) << 4 (< 0x8000) puts the code in bits
+  // 8..14 and x's sign bit joins it. s7: S - 7 in every u16 lane
+  // (s >= -119).
+  static HWY_INLINE __m512i Mx8Bf16Codes(__m512i x, __m512i a, __m512i s7) {
+    const __m512i v =
+        _mm512_min_epu16(_mm512_subs_epu16(a, s7), K16(0x7E7).raw);
+    const __m512i r = _mm512_mask_add_epi16(
+        v, _mm512_test_epi16_mask(v, K16(0x10).raw), v, K16(1).raw);
+    return _mm512_ternarylogic_epi32(_mm512_slli_epi16(r, 4), x,
+                                     K16(0x8000).raw, 0xF8);
   }
 
   // The MXFP4 nibbles of one block of 32 bf16 x as CtMxfp4Bf16Block's

@@ -782,11 +782,14 @@ class StackBlockQuantizer : private StackOps {
   // MXFP8 codes of one block of 32 bf16 x (a = |x|'s bits) whose lanes are
   // all +-0 or finite with y = a - (s << 7) >= 2^-6 (the caller checks), as
   // Mxfp8Bf16Block computes them, in fewer operations, each in the high
-  // byte of its u16 lane: with S = (s << 7) + 0x3C00 (y's rebias by 120
-  // exponents, 960 << 4), the code's magnitude is rn(min(a - S, 0x7E0) / 16)
-  // (0x7E0: 448, where the satfinite code 0x7E begins; +-0 lanes:
-  // a -sat S = 0):
-  //   v = min(a -sat (S - 7), 0x7E7) = v0 + 7 (or 0),
+  // byte of its u16 lane. Both stacks' scales keep |q| = |x| 2^-s <= 448
+  // for bf16 blocks without Inf and NaN (compressed-tensors: amax's
+  // significand rounds up from 1.75; ModelOpt: 2^s >= amax / 448, as
+  // amax / 448 in bf16 is never within f32's log2 rounding of a power of
+  // two), so no lane saturates. With S = (s << 7) + 0x3C00 (y's rebias by
+  // 120 exponents, 960 << 4), the code's magnitude is rn((a - S) / 16)
+  // (+-0 lanes: a -sat S = 0):
+  //   v = a -sat (S - 7) = v0 + 7 (or 0),
   //   code = (v0 + 7 + lsb) >> 4 = (v + lsb) >> 4,
   // where lsb (bit 4 of v0, ties to even) may be read from v: the + 7
   // carries into bit 4 only where v0's low bits are 9..15, which round up
@@ -794,8 +797,7 @@ class StackBlockQuantizer : private StackOps {
   // 8..14 and x's sign bit joins it. s7: S - 7 in every u16 lane
   // (s >= -119).
   static HWY_INLINE __m512i Mx8Bf16Codes(__m512i x, __m512i a, __m512i s7) {
-    const __m512i v =
-        _mm512_min_epu16(_mm512_subs_epu16(a, s7), K16(0x7E7).raw);
+    const __m512i v = _mm512_subs_epu16(a, s7);
     const __m512i r = _mm512_mask_add_epi16(
         v, _mm512_test_epi16_mask(v, K16(0x10).raw), v, K16(1).raw);
     return _mm512_ternarylogic_epi32(_mm512_slli_epi16(r, 4), x,

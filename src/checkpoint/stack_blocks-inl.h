@@ -346,11 +346,22 @@ class StackBlockQuantizer : private StackOps {
     constexpr bool kCompares = kNvfp4 && kSrc == internal::SrcKind::kBF16 &&
                                HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86 &&
                                hn::MaxLanes(DU()) == 16;
+    // (kCompares: the span of the codes' magnitudes and their largest
+    // byte, over the chunk's blocks.)
+    VU code_lo = hn::Set(du, 127u), code_hi = hn::Zero(du),
+       code_max = hn::Zero(du);
     for (size_t b = 0; b < nb; b += N) {
       VU code, f;
       Scales(tensor_scale, hn::Load(du, amax + b), code, f, !kCompares);
       StoreLanes<1>(du, code, codes + b);
       if (!kCompares) hn::Store(f, du, factor + b);
+      if constexpr (kCompares) {
+        const auto valid = hn::FirstN(du, nb - b);
+        const VU c = hn::And(code, hn::Set(du, 0x7Fu));
+        code_lo = hn::IfThenElse(valid, hn::Min(code_lo, c), code_lo);
+        code_hi = hn::IfThenElse(valid, hn::Max(code_hi, c), code_hi);
+        code_max = hn::IfThenElse(valid, hn::Max(code_max, code), code_max);
+      }
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
       if constexpr (kMx8Wide) {
         // Mx8Bf16Codes' S - 7 = (code - 7) 128 - 7 and the slow-lane bound
@@ -423,13 +434,17 @@ class StackBlockQuantizer : private StackOps {
                   hn::MaxLanes(DU()) == 16) {
       // The thresholds of the scale codes this chunk meets (usually a few
       // binades: the span costs less to find than the set).
-      unsigned lo = 127, hi = 0;
-      for (size_t b = 0; b < nb; ++b) {
-        const unsigned c = codes[b] & 0x7F;
-        lo = HWY_MIN(lo, c);
-        hi = HWY_MAX(hi, c);
-      }
+      const unsigned lo =
+          static_cast<unsigned>(hn::GetLane(hn::MinOfLanes(du, code_lo)));
+      const unsigned hi =
+          static_cast<unsigned>(hn::GetLane(hn::MaxOfLanes(du, code_hi)));
       thr->Fill(lo, hi);
+      // Usually every code of the span has a bucket table whose zero test
+      // is |x| > 0 (Z = 0): then no pair needs a test of its own.
+      bool all_buckets =
+          hn::GetLane(hn::MaxOfLanes(du, code_max)) < 128 && lo <= hi;
+      for (unsigned c = lo; c <= hi && all_buckets; ++c)
+        all_buckets = thr->bucketed[c] && thr->bucket[c][30] == 0;
       const auto divide = [&](size_t b) {
         VU code, f;
         Scales(tensor_scale, hn::Set(du, amax[b]), code, f, true);
@@ -438,6 +453,18 @@ class StackBlockQuantizer : private StackOps {
           StoreNibbles(codes_of(v), elements + v * N / 2);
       };
       size_t b = 0;
+      if (all_buckets) {
+        for (; b + 4 <= nb; b += 4) {
+          const uint8_t* p = in + b * kBlock * kIn;
+          const __m512i n0 = Nvfp4Bf16PairN(p, thr->bucket[codes[b]],
+                                            thr->bucket[codes[b + 1]]);
+          const __m512i n1 = Nvfp4Bf16PairN(p + 64, thr->bucket[codes[b + 2]],
+                                            thr->bucket[codes[b + 3]]);
+          _mm256_storeu_si256(
+              reinterpret_cast<__m256i*>(elements + b * kOutPerBlock),
+              NibblePairs2(n0, n1));
+        }
+      }
       for (; b + 2 <= nb; b += 2) {
         const uint8_t c0 = codes[b], c1 = codes[b + 1];
         const bool codes_ok = (c0 | c1) < 128;
@@ -905,6 +932,30 @@ class StackBlockQuantizer : private StackOps {
                       t0, _mm512_or_si512(sel, K16(30).raw), t1));
     n = _mm512_mask_add_epi16(n, signed_q, n, K16(8).raw);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out), NibblePairs(n));
+  }
+
+  // Nvfp4Bf16PairBuckets' nibbles (u16 lanes, NibblePairs' form) where
+  // both tables have Z = 0: the sign where x > 0x8000 as u16 (negative and
+  // not -0).
+  static HWY_INLINE __m512i Nvfp4Bf16PairN(const uint8_t* HWY_RESTRICT in,
+                                           const uint16_t* tab0,
+                                           const uint16_t* tab1) {
+    const __m512i t0 = _mm512_load_si512(tab0);
+    const __m512i t1 = _mm512_load_si512(tab1);
+    const __m512i sel = _mm512_maskz_mov_epi16(0xFFFF0000u, K16(32).raw);
+    const __m512i x = _mm512_loadu_si512(in);
+    const __m512i a = _mm512_and_si512(x, K16(0x7FFF).raw);
+    const __m512i base =
+        _mm512_permutex2var_epi16(t0, _mm512_or_si512(sel, K16(31).raw), t1);
+    const __m512i d = _mm512_subs_epu16(a, base);
+    const __m512i idx = _mm512_or_si512(
+        _mm512_min_epu16(_mm512_srli_epi16(d, 5), K16(29).raw), sel);
+    const __m512i e = _mm512_permutex2var_epi16(t0, idx, t1);
+    const __m512i n = _mm512_mask_add_epi16(
+        e, _mm512_cmpgt_epu16_mask(_mm512_slli_epi16(d, 11), e), e, K16(1).raw);
+    return _mm512_mask_add_epi16(
+        n, _mm512_cmpgt_epu16_mask(x, K16(static_cast<int16_t>(0x8000)).raw), n,
+        K16(8).raw);
   }
 
   // The 16 bytes of 32 nibbles in u16 lanes whose bits 4..10 are zero

@@ -364,6 +364,43 @@ TEST(StackBlocks, Nvfp4Bf16RandomTensorScales) {
   }
 }
 
+// NVFP4 from bf16: ordinary chunks (every block's scale code in the normal
+// range, the tensor scale of the data) with a NaN of either sign, or the
+// largest finite bf16, in a few blocks at either position of a pair.
+TEST(StackBlocks, Nvfp4Bf16NanInOrdinaryChunks) {
+  std::mt19937 rng(41);
+  std::normal_distribution<float> normal;
+  for (StackArith arith : {StackArith::kCtNvfp4, StackArith::kModelOptNvfp4}) {
+    for (int trial = 0; trial < 24; ++trial) {
+      const size_t nb = 128 * 3 + (trial % 3) * 5;
+      std::vector<uint8_t> in;
+      for (size_t b = 0; b < nb; ++b) {
+        for (int k = 0; k < 16; ++k)
+          Put(Format::kBF16, normal(rng) * 0.02f, in);
+      }
+      for (int n = 0; n < 1 + trial % 4; ++n) {
+        const size_t b = rng() % nb, k = rng() % 16;
+        const uint32_t special =
+            trial % 8 == 7 ? 0x7F7F
+                           : 0x7F81 + static_cast<uint32_t>(rng() % 127);
+        PutBits(Format::kBF16, special | (rng() % 2 ? 0x8000u : 0u), in);
+        std::memcpy(in.data() + (b * 16 + k) * 2, in.data() + in.size() - 2, 2);
+        in.resize(in.size() - 2);
+      }
+      StackBlocksArgs a;
+      a.arith = arith;
+      a.from = Format::kBF16;
+      // The global / tensor scale of amax ~ 0.1.
+      a.tensor_scale = arith == StackArith::kCtNvfp4
+                           ? CtGlobalScale(Format::kBF16, 0.1f)
+                           : 0.1f / 2688.0f;
+      Check(a, in, nb,
+            absl::StrFormat("%s bf16 trial %d", ArithName(arith), trial));
+      if (HasFailure()) return;
+    }
+  }
+}
+
 // MX from bf16 under every scale exponent s (block amax top * 2^e), so that
 // the edges of each fast path's range of s are met: elements at each bf16
 // exponent down to the subnormals (e4m3 / e2m1 normal and subnormal codes

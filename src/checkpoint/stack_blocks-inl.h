@@ -566,19 +566,27 @@ class StackBlockQuantizer : private StackOps {
           for (size_t b = g; b < HWY_MIN(g + 16, nb); ++b) one(b);
           continue;
         }
-        for (size_t b = g; b < g + 16; b += 2) {
-          const uint8_t* p = in + b * kBlock * kIn;
-          const __m512i n0 =
-              Mx4Bf16Nibbles(_mm512_loadu_si512(p),
-                             _mm512_set1_epi32(static_cast<int>(mx_sub[b])),
-                             _mm512_set1_epi32(static_cast<int>(mx_bound[b])));
-          const __m512i n1 = Mx4Bf16Nibbles(
-              _mm512_loadu_si512(p + 64),
-              _mm512_set1_epi32(static_cast<int>(mx_sub[b + 1])),
-              _mm512_set1_epi32(static_cast<int>(mx_bound[b + 1])));
-          _mm256_storeu_si256(
-              reinterpret_cast<__m256i*>(elements + b * kOutPerBlock),
-              NibblePairs2(n0, n1));
+        const auto pairs = [&](auto clamp) {
+          constexpr bool kClamp = decltype(clamp)::value;
+          for (size_t b = g; b < g + 16; b += 2) {
+            const uint8_t* p = in + b * kBlock * kIn;
+            const __m512i n0 = Mx4Bf16Nibbles<kClamp>(
+                _mm512_loadu_si512(p),
+                _mm512_set1_epi32(static_cast<int>(mx_sub[b])),
+                _mm512_set1_epi32(static_cast<int>(mx_bound[b])));
+            const __m512i n1 = Mx4Bf16Nibbles<kClamp>(
+                _mm512_loadu_si512(p + 64),
+                _mm512_set1_epi32(static_cast<int>(mx_sub[b + 1])),
+                _mm512_set1_epi32(static_cast<int>(mx_bound[b + 1])));
+            _mm256_storeu_si256(
+                reinterpret_cast<__m256i*>(elements + b * kOutPerBlock),
+                NibblePairs2(n0, n1));
+          }
+        };
+        if (nan16[g / 16] == 0) {
+          pairs(std::false_type());
+        } else {
+          pairs(std::true_type());
         }
       }
       return;
@@ -846,6 +854,11 @@ class StackBlockQuantizer : private StackOps {
   // lanes: sub = (s << 7) + kMx4Origin, bound = 0x8000 + z (x > bound as
   // u16: x negative and |x| > z, so q keeps its sign).
   static constexpr int kMx4Origin = 0x3E80 - 31;
+  // !kClamp: the caller knows that the block holds no NaN; then every
+  // bucket index is at most 19: |q| = |x| 2^-s <= amax 2^-s < 7 (amax
+  // below 1.75 2^e gives s = e - 2; from 1.75 2^e up, s = e - 1), so
+  // y < 0x40E0 and d < 0x40E0 - kMx4Origin = 639.
+  template <bool kClamp = true>
   static HWY_INLINE __m512i Mx4Bf16Nibbles(__m512i x, __m512i sub,
                                            __m512i bound) {
     static constexpr unsigned kThrU[7] = {0x3E80, 0x3F3F, 0x3FA0, 0x3FDF,
@@ -855,9 +868,10 @@ class StackBlockQuantizer : private StackOps {
     static_assert(kBuckets.ok, "one threshold per bucket");
     const __m512i d =
         _mm512_subs_epu16(_mm512_and_si512(x, K16(0x7FFF).raw), sub);
-    const __m512i e = _mm512_permutexvar_epi16(
-        _mm512_min_epu16(_mm512_srli_epi16(d, 5), K16(29).raw),
-        _mm512_loadu_si512(kBuckets.entry));
+    const __m512i j = _mm512_srli_epi16(d, 5);
+    const __m512i e =
+        _mm512_permutexvar_epi16(kClamp ? _mm512_min_epu16(j, K16(29).raw) : j,
+                                 _mm512_loadu_si512(kBuckets.entry));
     const __m512i n = _mm512_mask_add_epi16(
         e, _mm512_cmpgt_epu16_mask(_mm512_slli_epi16(d, 11), e), e, K16(1).raw);
     return _mm512_mask_add_epi16(n, _mm512_cmpgt_epu16_mask(x, bound), n,

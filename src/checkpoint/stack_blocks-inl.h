@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "hwy/highway.h"
 #include "mxpack/format.h"
@@ -202,6 +203,15 @@ class StackBlockQuantizer : private StackOps {
   static constexpr size_t kIn = WideSource<kSrc>::kBytes;
   static constexpr size_t kOutPerBlock = kFp8 ? kBlock : kBlock / 2;
   static constexpr size_t kChunkBlocks = 2048 / kBlock;
+  // MXFP8 from bf16 with 32 u16 lanes per vector (Mx8Bf16Codes).
+  static constexpr bool kMx8Wide = kFp8 && kSrc == internal::SrcKind::kBF16 &&
+                                   HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86 &&
+                                   hn::MaxLanes(DU()) == 16;
+  // compressed-tensors MXFP4 from bf16 likewise (Mx4Bf16Nibbles).
+  static constexpr bool kMx4Wide = kArith == internal::StackArith::kCtMxfp4 &&
+                                   kSrc == internal::SrcKind::kBF16 &&
+                                   HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86 &&
+                                   hn::MaxLanes(DU()) == 16;
   static constexpr Format kW = kSrc == internal::SrcKind::kF32 ? Format::kF32
                                : kSrc == internal::SrcKind::kBF16
                                    ? Format::kBF16
@@ -255,6 +265,11 @@ class StackBlockQuantizer : private StackOps {
     const size_t N = hn::Lanes(du);
     // Pass 1: block amax bits; lanes past nb stay 0.
     HWY_ALIGN uint32_t amax[kChunkBlocks + 16] = {};
+    // MXFP8 from bf16 on AVX-512: per 16 blocks, those that may hold a NaN
+    // (pass 1 skips NaN in the amax; pass 3 must not skip it). ModelOpt's
+    // NaN amax gives scale code 0, which pass 3 sends to the slow path.
+    uint16_t nan16[kChunkBlocks / 16 + 1];
+    for (uint16_t& m : nan16) m = kNanAmax ? 0 : 0xFFFF;
     const auto block_max = [&](size_t b) {
       const uint8_t* p = in + b * kBlock * kIn;
       VU m = AbsBits(Load(p));
@@ -286,6 +301,7 @@ class StackBlockQuantizer : private StackOps {
         if constexpr (kBf16 && !kNanAmax) {
           const __mmask16 nan =
               _mm512_cmpgt_epu32_mask(m, _mm512_set1_epi32(0x7F800000));
+          nan16[b1 / 16] = nan;
           for (unsigned k = nan; k != 0; k &= k - 1) {
             const size_t b = b1 + static_cast<size_t>(__builtin_ctz(k));
             amax[b] = hn::GetLane(hn::MaxOfLanes(du, block_max(b)));
@@ -319,16 +335,83 @@ class StackBlockQuantizer : private StackOps {
     // Pass 2: scale codes, and each block's divisor (NVFP4) or multiplier (MX).
     HWY_ALIGN uint8_t codes[kChunkBlocks + 16];
     HWY_ALIGN uint32_t factor[kChunkBlocks + 16];
+    // (MX from bf16 on AVX-512: per block, two u16 constants of pass 3,
+    // each in both halves of a u32; MXFP4: per 16 blocks, those whose
+    // scale exponent the bucket table does not cover.)
+    constexpr bool kMxWide = kMx8Wide || kMx4Wide;
+    HWY_ALIGN uint32_t mx_sub[kMxWide ? kChunkBlocks + 16 : 1];
+    HWY_ALIGN uint32_t mx_bound[kMxWide ? kChunkBlocks + 16 : 1];
+    uint16_t mx4_bad[kChunkBlocks / 16 + 1];
     // (NVFP4 from bf16 on AVX-512 compares with per-code thresholds and
     // finds the divisor only for the blocks that divide.)
     constexpr bool kCompares = kNvfp4 && kSrc == internal::SrcKind::kBF16 &&
                                HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86 &&
                                hn::MaxLanes(DU()) == 16;
+    // (kCompares: the span of the codes' magnitudes and their largest
+    // byte, over the chunk's blocks.)
+    VU code_lo = hn::Set(du, 127u), code_hi = hn::Zero(du),
+       code_max = hn::Zero(du);
     for (size_t b = 0; b < nb; b += N) {
       VU code, f;
       Scales(tensor_scale, hn::Load(du, amax + b), code, f, !kCompares);
       StoreLanes<1>(du, code, codes + b);
       if (!kCompares) hn::Store(f, du, factor + b);
+      if constexpr (kCompares) {
+        const auto valid = hn::FirstN(du, nb - b);
+        const VU c = hn::And(code, hn::Set(du, 0x7Fu));
+        code_lo = hn::IfThenElse(valid, hn::Min(code_lo, c), code_lo);
+        code_hi = hn::IfThenElse(valid, hn::Max(code_hi, c), code_hi);
+        code_max = hn::IfThenElse(valid, hn::Max(code_max, code), code_max);
+      }
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+      if constexpr (kMx8Wide) {
+        // Mx8Bf16Codes' S - 7 = (code - 7) 128 - 7 and the slow-lane bound
+        // s 128 + 0x3C7F = code 128 - 0x301, for s = code - 127 in
+        // [-119, 126] and blocks without NaN; else the bound 0xFFFF (every
+        // nonzero lane slow). Inf lanes: their block's code is 255 (ct) or
+        // 254 (ModelOpt: amax / 448 is Inf), both slow.
+        const __m512i c = code.raw;
+        const __m512i c128 = _mm512_slli_epi32(c, 7);
+        const __mmask16 ok =
+            _mm512_mask_cmple_epu32_mask(
+                _mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(8)), c,
+                _mm512_set1_epi32(253)) &
+            static_cast<__mmask16>(~nan16[b / 16]);
+        const __m512i shift = _mm512_and_si512(
+            _mm512_sub_epi32(c128, _mm512_set1_epi32(7 * 128 + 7)),
+            _mm512_set1_epi32(0xFFFF));
+        const __m512i slow = _mm512_mask_sub_epi32(
+            _mm512_set1_epi32(0xFFFF), ok, c128, _mm512_set1_epi32(0x301));
+        const __m512i pair = _mm512_set1_epi32(0x00010001);
+        _mm512_store_si512(mx_sub + b, _mm512_mullo_epi32(shift, pair));
+        _mm512_store_si512(mx_bound + b, _mm512_mullo_epi32(slow, pair));
+      }
+      if constexpr (kMx4Wide) {
+        // Mx4Bf16Nibbles' subtrahend (s << 7) + kMx4Origin and signed-lane
+        // bound 0x8000 + z (CtMxfp4Bf16Block's z) for s = code - 127 in
+        // [-124, 125] (else the block is bad).
+        const __m512i c = code.raw;
+        const __m512i s = _mm512_sub_epi32(c, _mm512_set1_epi32(127));
+        mx4_bad[b / 16] = static_cast<uint16_t>(~_mm512_mask_cmple_epu32_mask(
+            _mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(3)), c,
+            _mm512_set1_epi32(252)));
+        const __m512i sub =
+            _mm512_and_si512(_mm512_add_epi32(_mm512_slli_epi32(s, 7),
+                                              _mm512_set1_epi32(kMx4Origin)),
+                             _mm512_set1_epi32(0xFFFF));
+        // z: (s - 7) << 7 for s >= 8, 1 << (s - 1) for 1 <= s <= 7, else 0.
+        const __m512i one = _mm512_set1_epi32(1);
+        __m512i z = _mm512_maskz_sllv_epi32(_mm512_cmpge_epi32_mask(s, one),
+                                            one, _mm512_sub_epi32(s, one));
+        z = _mm512_mask_slli_epi32(
+            z, _mm512_cmpge_epi32_mask(s, _mm512_set1_epi32(8)),
+            _mm512_sub_epi32(s, _mm512_set1_epi32(7)), 7);
+        const __m512i bound = _mm512_add_epi32(z, _mm512_set1_epi32(0x8000));
+        const __m512i pair = _mm512_set1_epi32(0x00010001);
+        _mm512_store_si512(mx_sub + b, _mm512_mullo_epi32(sub, pair));
+        _mm512_store_si512(mx_bound + b, _mm512_mullo_epi32(bound, pair));
+      }
+#endif
     }
     std::memcpy(scales, codes, nb);
     // Pass 3: elements, q = x / divisor (NVFP4) or x * 2^-k (MX; equal to
@@ -352,13 +435,17 @@ class StackBlockQuantizer : private StackOps {
                   hn::MaxLanes(DU()) == 16) {
       // The thresholds of the scale codes this chunk meets (usually a few
       // binades: the span costs less to find than the set).
-      unsigned lo = 127, hi = 0;
-      for (size_t b = 0; b < nb; ++b) {
-        const unsigned c = codes[b] & 0x7F;
-        lo = HWY_MIN(lo, c);
-        hi = HWY_MAX(hi, c);
-      }
+      const unsigned lo =
+          static_cast<unsigned>(hn::GetLane(hn::MinOfLanes(du, code_lo)));
+      const unsigned hi =
+          static_cast<unsigned>(hn::GetLane(hn::MaxOfLanes(du, code_hi)));
       thr->Fill(lo, hi);
+      // Usually every code of the span has a bucket table whose zero test
+      // is |x| > 0 (Z = 0): then no pair needs a test of its own.
+      bool all_buckets =
+          hn::GetLane(hn::MaxOfLanes(du, code_max)) < 128 && lo <= hi;
+      for (unsigned c = lo; c <= hi && all_buckets; ++c)
+        all_buckets = thr->bucketed[c] && thr->bucket[c][30] == 0;
       const auto divide = [&](size_t b) {
         VU code, f;
         Scales(tensor_scale, hn::Set(du, amax[b]), code, f, true);
@@ -367,6 +454,27 @@ class StackBlockQuantizer : private StackOps {
           StoreNibbles(codes_of(v), elements + v * N / 2);
       };
       size_t b = 0;
+      // Without NaN, and with no scale code saturated at 448 (0x7E), every
+      // |x| <= amax lies within the tables' 29 buckets (Nvfp4Bf16PairN).
+      uint32_t nan_any = 0;
+      for (size_t g = 0; g < (nb + 15) / 16; ++g) nan_any |= nan16[g];
+      const auto quads = [&](auto clamp) {
+        for (; b + 4 <= nb; b += 4) {
+          const uint8_t* p = in + b * kBlock * kIn;
+          const __m512i n0 = Nvfp4Bf16PairN<decltype(clamp)::value>(
+              p, thr->bucket[codes[b]], thr->bucket[codes[b + 1]]);
+          const __m512i n1 = Nvfp4Bf16PairN<decltype(clamp)::value>(
+              p + 64, thr->bucket[codes[b + 2]], thr->bucket[codes[b + 3]]);
+          _mm256_storeu_si256(
+              reinterpret_cast<__m256i*>(elements + b * kOutPerBlock),
+              NibblePairs2(n0, n1));
+        }
+      };
+      if (all_buckets && nan_any == 0 && hi < 0x7E) {
+        quads(std::false_type());
+      } else if (all_buckets) {
+        quads(std::true_type());
+      }
       for (; b + 2 <= nb; b += 2) {
         const uint8_t c0 = codes[b], c1 = codes[b + 1];
         const bool codes_ok = (c0 | c1) < 128;
@@ -384,6 +492,103 @@ class StackBlockQuantizer : private StackOps {
         }
       }
       if (b < nb) divide(b);
+      return;
+    }
+#endif
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+    if constexpr (kMx8Wide) {
+      // Two blocks at a time; a block with a slow lane (below e4m3's
+      // normal range after the scale, NaN, or a scale out of range) goes
+      // to Mxfp8Bf16Block or the f32 path.
+      const auto one = [&](size_t b) {
+        const uint8_t* block_in = in + b * kBlock * kIn;
+        if (Mxfp8Bf16Block(block_in, codes[b], elements + b * kBlock)) return;
+        for (size_t v = b * kBlock / N; v < (b + 1) * kBlock / N; ++v)
+          StoreLanes<1>(du, codes_of(v), elements + v * N);
+      };
+      // The high bytes of two vectors of u16 lanes.
+      HWY_ALIGN static constexpr uint8_t kOdd[64] = {
+          1,   3,   5,   7,   9,   11,  13,  15,  17,  19,  21,  23,  25,
+          27,  29,  31,  33,  35,  37,  39,  41,  43,  45,  47,  49,  51,
+          53,  55,  57,  59,  61,  63,  65,  67,  69,  71,  73,  75,  77,
+          79,  81,  83,  85,  87,  89,  91,  93,  95,  97,  99,  101, 103,
+          105, 107, 109, 111, 113, 115, 117, 119, 121, 123, 125, 127};
+      const __m512i odd = _mm512_load_si512(kOdd);
+      size_t b = 0;
+      for (; b + 2 <= nb; b += 2) {
+        const uint8_t* p = in + b * kBlock * kIn;
+        const __m512i x0 = _mm512_loadu_si512(p);
+        const __m512i x1 = _mm512_loadu_si512(p + 64);
+        const __m512i a0 = _mm512_and_si512(x0, K16(0x7FFF).raw);
+        const __m512i a1 = _mm512_and_si512(x1, K16(0x7FFF).raw);
+        const __mmask32 slow0 = _mm512_cmplt_epu16_mask(
+            _mm512_sub_epi16(a0, K16(1).raw),
+            _mm512_set1_epi32(static_cast<int>(mx_bound[b])));
+        const __mmask32 slow1 = _mm512_cmplt_epu16_mask(
+            _mm512_sub_epi16(a1, K16(1).raw),
+            _mm512_set1_epi32(static_cast<int>(mx_bound[b + 1])));
+        if (HWY_UNLIKELY(!_kortestz_mask32_u8(slow0, slow1))) {
+          one(b);
+          one(b + 1);
+          continue;
+        }
+        const __m512i c0 = Mx8Bf16Codes(
+            x0, a0, _mm512_set1_epi32(static_cast<int>(mx_sub[b])));
+        const __m512i c1 = Mx8Bf16Codes(
+            x1, a1, _mm512_set1_epi32(static_cast<int>(mx_sub[b + 1])));
+#if HWY_TARGET <= HWY_AVX3_DL
+        _mm512_storeu_si512(elements + b * kBlock,
+                            _mm512_permutex2var_epi8(c0, odd, c1));
+#else
+        (void)odd;
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(elements + b * kBlock),
+                            _mm512_cvtepi16_epi8(_mm512_srli_epi16(c0, 8)));
+        _mm256_storeu_si256(
+            reinterpret_cast<__m256i*>(elements + (b + 1) * kBlock),
+            _mm512_cvtepi16_epi8(_mm512_srli_epi16(c1, 8)));
+#endif
+      }
+      if (b < nb) one(b);
+      return;
+    }
+    if constexpr (kMx4Wide) {
+      // Sixteen blocks at a time, two per step, where all their scale
+      // exponents are in range; else one block at a time.
+      const auto one = [&](size_t b) {
+        const uint8_t* block_in = in + b * kBlock * kIn;
+        if (CtMxfp4Bf16Block(block_in, codes[b], elements + b * kOutPerBlock))
+          return;
+        for (size_t v = b * kBlock / N; v < (b + 1) * kBlock / N; ++v)
+          StoreNibbles(codes_of(v), elements + v * N / 2);
+      };
+      for (size_t g = 0; g < nb; g += 16) {
+        if (HWY_UNLIKELY(mx4_bad[g / 16] != 0 || nb - g < 16)) {
+          for (size_t b = g; b < HWY_MIN(g + 16, nb); ++b) one(b);
+          continue;
+        }
+        const auto pairs = [&](auto clamp) {
+          constexpr bool kClamp = decltype(clamp)::value;
+          for (size_t b = g; b < g + 16; b += 2) {
+            const uint8_t* p = in + b * kBlock * kIn;
+            const __m512i n0 = Mx4Bf16Nibbles<kClamp>(
+                _mm512_loadu_si512(p),
+                _mm512_set1_epi32(static_cast<int>(mx_sub[b])),
+                _mm512_set1_epi32(static_cast<int>(mx_bound[b])));
+            const __m512i n1 = Mx4Bf16Nibbles<kClamp>(
+                _mm512_loadu_si512(p + 64),
+                _mm512_set1_epi32(static_cast<int>(mx_sub[b + 1])),
+                _mm512_set1_epi32(static_cast<int>(mx_bound[b + 1])));
+            _mm256_storeu_si256(
+                reinterpret_cast<__m256i*>(elements + b * kOutPerBlock),
+                NibblePairs2(n0, n1));
+          }
+        };
+        if (nan16[g / 16] == 0) {
+          pairs(std::false_type());
+        } else {
+          pairs(std::true_type());
+        }
+      }
       return;
     }
 #endif
@@ -619,6 +824,76 @@ class StackBlockQuantizer : private StackOps {
   }
 
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+  // MXFP8 codes of one block of 32 bf16 x (a = |x|'s bits) whose lanes are
+  // all +-0 or finite with y = a - (s << 7) >= 2^-6 (the caller checks), as
+  // Mxfp8Bf16Block computes them, in fewer operations, each in the high
+  // byte of its u16 lane. Both stacks' scales keep |q| = |x| 2^-s <= 448
+  // for bf16 blocks without Inf and NaN (compressed-tensors: amax's
+  // significand rounds up from 1.75; ModelOpt: 2^s >= amax / 448, as
+  // amax / 448 in bf16 is never within f32's log2 rounding of a power of
+  // two), so no lane saturates. With S = (s << 7) + 0x3C00 (y's rebias by
+  // 120 exponents, 960 << 4), the code's magnitude is rn((a - S) / 16)
+  // (+-0 lanes: a -sat S = 0):
+  //   v = a -sat (S - 7) = v0 + 7 (or 0),
+  //   code = (v0 + 7 + lsb) >> 4 = (v + lsb) >> 4,
+  // where lsb (bit 4 of v0, ties to even) may be read from v: the + 7
+  // carries into bit 4 only where v0's low bits are 9..15, which round up
+  // whatever lsb is. Then (v + lsb) << 4 (< 0x8000) puts the code in bits
+  // 8..14 and x's sign bit joins it. s7: S - 7 in every u16 lane
+  // (s >= -119).
+  static HWY_INLINE __m512i Mx8Bf16Codes(__m512i x, __m512i a, __m512i s7) {
+    const __m512i v = _mm512_subs_epu16(a, s7);
+    const __m512i r = _mm512_mask_add_epi16(
+        v, _mm512_test_epi16_mask(v, K16(0x10).raw), v, K16(1).raw);
+    return _mm512_ternarylogic_epi32(_mm512_slli_epi16(r, 4), x,
+                                     K16(0x8000).raw, 0xF8);
+  }
+
+  // The MXFP4 nibbles of one block of 32 bf16 x as CtMxfp4Bf16Block's
+  // bucket table gives them, with both per-block constants ready in u16
+  // lanes: sub = (s << 7) + kMx4Origin, bound = 0x8000 + z (x > bound as
+  // u16: x negative and |x| > z, so q keeps its sign).
+  static constexpr int kMx4Origin = 0x3E80 - 31;
+  // !kClamp: the caller knows that the block holds no NaN; then every
+  // bucket index is at most 19: |q| = |x| 2^-s <= amax 2^-s < 7 (amax
+  // below 1.75 2^e gives s = e - 2; from 1.75 2^e up, s = e - 1), so
+  // y < 0x40E0 and d < 0x40E0 - kMx4Origin = 639.
+  template <bool kClamp = true>
+  static HWY_INLINE __m512i Mx4Bf16Nibbles(__m512i x, __m512i sub,
+                                           __m512i bound) {
+    static constexpr unsigned kThrU[7] = {0x3E80, 0x3F3F, 0x3FA0, 0x3FDF,
+                                          0x4020, 0x405F, 0x40A0};
+    static constexpr internal::StackBuckets kBuckets =
+        internal::MakeStackBuckets(kThrU, kMx4Origin);
+    static_assert(kBuckets.ok, "one threshold per bucket");
+    const __m512i d =
+        _mm512_subs_epu16(_mm512_and_si512(x, K16(0x7FFF).raw), sub);
+    const __m512i j = _mm512_srli_epi16(d, 5);
+    const __m512i e =
+        _mm512_permutexvar_epi16(kClamp ? _mm512_min_epu16(j, K16(29).raw) : j,
+                                 _mm512_loadu_si512(kBuckets.entry));
+    const __m512i n = _mm512_mask_add_epi16(
+        e, _mm512_cmpgt_epu16_mask(_mm512_slli_epi16(d, 11), e), e, K16(1).raw);
+    return _mm512_mask_add_epi16(n, _mm512_cmpgt_epu16_mask(x, bound), n,
+                                 K16(8).raw);
+  }
+
+  // NibblePairs of two vectors: 32 bytes.
+  static HWY_INLINE __m256i NibblePairs2(__m512i n0, __m512i n1) {
+    const __m512i m = _mm512_set1_epi32(0x00100001);
+    const __m512i p0 = _mm512_madd_epi16(n0, m);
+    const __m512i p1 = _mm512_madd_epi16(n1, m);
+#if HWY_TARGET <= HWY_AVX3_DL
+    // Byte 0 of each u32 lane of p0, then of p1.
+    const __m512i idx = _mm512_setr_epi32(
+        0x0C080400, 0x1C181410, 0x2C282420, 0x3C383430, 0x4C484440, 0x5C585450,
+        0x6C686460, 0x7C787470, 0, 0, 0, 0, 0, 0, 0, 0);
+    return _mm512_castsi512_si256(_mm512_permutex2var_epi8(p0, idx, p1));
+#else
+    return _mm256_set_m128i(_mm512_cvtepi32_epi8(p1), _mm512_cvtepi32_epi8(p0));
+#endif
+  }
+
   // NVFP4 from bf16: two blocks (32 elements) in u16 lanes, each element's
   // nibble by comparison (internal::StackNvfp4Thresholds): the magnitude
   // code is the number of thresholds |x|'s bits exceed, the sign that of x
@@ -681,6 +956,39 @@ class StackBlockQuantizer : private StackOps {
                       t0, _mm512_or_si512(sel, K16(30).raw), t1));
     n = _mm512_mask_add_epi16(n, signed_q, n, K16(8).raw);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out), NibblePairs(n));
+  }
+
+  // Nvfp4Bf16PairBuckets' nibbles (u16 lanes, NibblePairs' form) where
+  // both tables have Z = 0: the sign where x > 0x8000 as u16 (negative and
+  // not -0). !kClamp: the caller knows that d >> 5 <= 29 in every lane, as
+  // holds for blocks without NaN whose scale code is below 0x7E: then
+  // |q| = |x| / div <= amax / div <= 6 s / e4m3(s) (1 + 2^-7) < 9.1 (s the
+  // block scale before its rounding to e4m3: at most 2^-4 relative below
+  // s for normal codes, and for subnormal codes at least 2 / 3 of s, or
+  // above it), so |x| < 37 T_0 (T_0 ~ 0.25 div): 5.3 binades above T_0 in
+  // bf16's bits (686 codes) where T_0 is normal, and below bit pattern 800
+  // where it is subnormal, both below B + 29 * 32 = T_0 + 897.
+  template <bool kClamp = true>
+  static HWY_INLINE __m512i Nvfp4Bf16PairN(const uint8_t* HWY_RESTRICT in,
+                                           const uint16_t* tab0,
+                                           const uint16_t* tab1) {
+    const __m512i t0 = _mm512_load_si512(tab0);
+    const __m512i t1 = _mm512_load_si512(tab1);
+    const __m512i sel = _mm512_maskz_mov_epi16(0xFFFF0000u, K16(32).raw);
+    const __m512i x = _mm512_loadu_si512(in);
+    const __m512i a = _mm512_and_si512(x, K16(0x7FFF).raw);
+    const __m512i base =
+        _mm512_permutex2var_epi16(t0, _mm512_or_si512(sel, K16(31).raw), t1);
+    const __m512i d = _mm512_subs_epu16(a, base);
+    const __m512i j = _mm512_srli_epi16(d, 5);
+    const __m512i idx =
+        _mm512_or_si512(kClamp ? _mm512_min_epu16(j, K16(29).raw) : j, sel);
+    const __m512i e = _mm512_permutex2var_epi16(t0, idx, t1);
+    const __m512i n = _mm512_mask_add_epi16(
+        e, _mm512_cmpgt_epu16_mask(_mm512_slli_epi16(d, 11), e), e, K16(1).raw);
+    return _mm512_mask_add_epi16(
+        n, _mm512_cmpgt_epu16_mask(x, K16(static_cast<int16_t>(0x8000)).raw), n,
+        K16(8).raw);
   }
 
   // The 16 bytes of 32 nibbles in u16 lanes whose bits 4..10 are zero

@@ -48,7 +48,7 @@ class RowAccumulator {
     }
     max_ = hn::Set(d, s.max_abs_error);
     const DI di;
-    nan_inf_ = nan_out_ = sat_ = hn::Zero(di);
+    nan_inf_ = nan_out_ = hn::Zero(di);
   }
 
   size_t Accumulators() const { return internal::kErrorPartials / hn::Lanes(D64()); }
@@ -73,7 +73,8 @@ class RowAccumulator {
         max_ = hn::Max(max_, hn::Abs(err));
         x2_[i] = hn::Add(x2_[i], hn::Mul(xv, xv));
         e2_[i] = hn::Add(e2_[i], hn::Mul(err, err));
-        sat_ = hn::Sub(sat_, MaskBits(over));
+        // (A count of mask bits: scalar work beside the f64 vector work.)
+        sat_ += hn::CountTrue(d, over);
         continue;
       }
       const auto in_range = hn::FirstN(d, valid > lane0 ? valid - lane0 : 0);
@@ -85,7 +86,7 @@ class RowAccumulator {
       // Counts per lane: a true mask lane is -1 as an integer.
       nan_inf_ = hn::Sub(nan_inf_, MaskBits(hn::AndNot(hn::IsFinite(xv), in_range)));
       nan_out_ = hn::Sub(nan_out_, MaskBits(hn::And(finite, hn::IsNaN(xhat))));
-      sat_ = hn::Sub(sat_, MaskBits(hn::And(counted, over)));
+      sat_ += hn::CountTrue(d, hn::And(counted, over));
     }
   }
 
@@ -103,7 +104,7 @@ class RowAccumulator {
     s->finite += cols - nan_inf - nan_out;
     s->nan_inf_inputs += nan_inf;
     s->nan_outputs += nan_out;
-    s->saturated += Total(di, sat_);
+    s->saturated += sat_;
   }
 
  private:
@@ -117,7 +118,8 @@ class RowAccumulator {
   }
 
   hn::Vec<D64> x2_[kMaxAcc], e2_[kMaxAcc], max_;
-  hn::Vec<DI> nan_inf_, nan_out_, sat_;  // per-lane counts
+  hn::Vec<DI> nan_inf_, nan_out_;  // per-lane counts
+  uint64_t sat_ = 0;
 };
 
 template <bool kNvfp4>

@@ -364,6 +364,114 @@ TEST(StackBlocks, Nvfp4Bf16RandomTensorScales) {
   }
 }
 
+// NVFP4 from bf16: ordinary chunks (every block's scale code in the normal
+// range, the tensor scale of the data) with a NaN of either sign, or the
+// largest finite bf16, in a few blocks at either position of a pair.
+TEST(StackBlocks, Nvfp4Bf16NanInOrdinaryChunks) {
+  std::mt19937 rng(41);
+  std::normal_distribution<float> normal;
+  for (StackArith arith : {StackArith::kCtNvfp4, StackArith::kModelOptNvfp4}) {
+    for (int trial = 0; trial < 24; ++trial) {
+      const size_t nb = 128 * 3 + (trial % 3) * 5;
+      std::vector<uint8_t> in;
+      for (size_t b = 0; b < nb; ++b) {
+        for (int k = 0; k < 16; ++k)
+          Put(Format::kBF16, normal(rng) * 0.02f, in);
+      }
+      for (int n = 0; n < 1 + trial % 4; ++n) {
+        const size_t b = rng() % nb, k = rng() % 16;
+        const uint32_t special =
+            trial % 8 == 7 ? 0x7F7F
+                           : 0x7F81 + static_cast<uint32_t>(rng() % 127);
+        PutBits(Format::kBF16, special | (rng() % 2 ? 0x8000u : 0u), in);
+        std::memcpy(in.data() + (b * 16 + k) * 2, in.data() + in.size() - 2, 2);
+        in.resize(in.size() - 2);
+      }
+      StackBlocksArgs a;
+      a.arith = arith;
+      a.from = Format::kBF16;
+      // The global / tensor scale of amax ~ 0.1.
+      a.tensor_scale = arith == StackArith::kCtNvfp4
+                           ? CtGlobalScale(Format::kBF16, 0.1f)
+                           : 0.1f / 2688.0f;
+      Check(a, in, nb,
+            absl::StrFormat("%s bf16 trial %d", ArithName(arith), trial));
+      if (HasFailure()) return;
+    }
+  }
+}
+
+// MX from bf16 under every scale exponent s (block amax top * 2^e), so that
+// the edges of each fast path's range of s are met: elements at each bf16
+// exponent down to the subnormals (e4m3 / e2m1 normal and subnormal codes
+// after the scale, and those flushed to zero), +-0, the largest finite
+// bf16, Inf and NaN. The fast paths take blocks in pairs: a NaN block sits
+// next to an ordinary one on either side.
+TEST(StackBlocks, MxBf16EveryScaleExponent) {
+  std::mt19937 rng(31);
+  for (StackArith arith : {StackArith::kCtMxfp4, StackArith::kCtMxfp8,
+                           StackArith::kModelOptMxfp8}) {
+    std::vector<uint8_t> in;
+    size_t nb = 0;
+    for (int e = -150; e <= 130; ++e) {
+      for (float top : {256.0f, 448.0f, 6.0f, 7.0f, 480.0f}) {
+        // Variants: 0, 3, 7 ordinary (within 8 binades of the top); 1, 2
+        // one NaN; 4 the largest finite bf16; 5 Inf; 6 down to the
+        // subnormals and zero.
+        for (int variant = 0; variant < 8; ++variant) {
+          const uint16_t top_bits = static_cast<uint16_t>(
+              scalar::EncodeF32(top * Pow2(e), Format::kBF16, kRnNoSat));
+          PutBits(Format::kBF16, top_bits, in);
+          for (int k = 1; k < 32; ++k) {
+            const uint32_t drop = static_cast<uint32_t>(
+                rng() % (variant == 6 ? 0x7F80u : 8u * 128));
+            uint32_t b = top_bits > drop ? top_bits - drop
+                                         : static_cast<uint32_t>(rng() % 4);
+            if (k % 7 == 0) b = 0;
+            // (Specials only for every fourth e: MXFP4 takes 16 blocks at
+            // a time where all their scales are in range.)
+            const bool special = e % 4 == 0;
+            if (special && variant == 4 && k == 5) b = 0x7F7F;  // largest
+            if (special && variant == 5 && k == 9) b = 0x7F80;  // Inf
+            if (special && (variant == 1 || variant == 2) && k == 11) {
+              b = 0x7FC1;  // NaN
+            }
+            PutBits(Format::kBF16, b | (rng() % 2 ? 0x8000u : 0u), in);
+          }
+          ++nb;
+        }
+      }
+      // MXFP8 scale 2^e for amax 256 * 2^e: pairs of an ordinary block and
+      // one whose lane 1 is y = |x| / 2^e at k bf16 codes below e4m3's
+      // smallest normal 2^-6 (bits 0x3C80), or k - 1 at or above it.
+      const uint32_t top_bits =
+          scalar::EncodeF32(256.0f * Pow2(e), Format::kBF16, kRnNoSat);
+      if (top_bits < 0x800 || top_bits >= 0x7F80) continue;
+      for (uint32_t k = 1; k <= 64; k += k < 12 ? 1 : 13) {
+        for (int side = 0; side < 2; ++side) {
+          for (int blk = 0; blk < 2; ++blk) {
+            PutBits(Format::kBF16, top_bits, in);
+            for (int j = 1; j < 32; ++j) {
+              uint32_t b = top_bits - static_cast<uint32_t>(rng() % 512);
+              if (j == 1 && blk == side) {
+                b = side == 0 ? top_bits - 0x700 - k : top_bits - 0x700 + k - 1;
+              }
+              PutBits(Format::kBF16, b | (rng() % 2 ? 0x8000u : 0u), in);
+            }
+            ++nb;
+          }
+        }
+      }
+    }
+    StackBlocksArgs a;
+    a.arith = arith;
+    a.from = Format::kBF16;
+    Check(a, in, nb,
+          absl::StrFormat("%s bf16 every exponent", ArithName(arith)));
+    if (HasFailure()) return;
+  }
+}
+
 TEST(StackBlocks, AbsMaxBitsEveryTarget) {
   std::mt19937 rng(7);
   for (Format w : {Format::kF32, Format::kBF16, Format::kF16}) {

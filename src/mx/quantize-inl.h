@@ -34,6 +34,7 @@
 #include "src/format/padded_codec-inl.h"
 #include "src/mx/chunk_read-inl.h"
 #include "src/mx/encode_direct-inl.h"
+#include "src/mx/encode_e2m1_bf16-inl.h"
 #include "src/mx/mx_scale-inl.h"
 #include "src/mx/nvfp4_exact-inl.h"
 #include "src/mx/nvfp4_thresholds.h"
@@ -402,6 +403,31 @@ class MxBlockQuantizer {
       }
     }
 #endif
+#ifdef MXPACK_HAVE_MX_E2M1_BF16
+    if constexpr (kBf16 && kElem == Format::kE2M1) {
+      // MXFP4 from bf16: MxE2m1FromBf16's K per block (any for blocks of
+      // amax 0, all +-0), for chunks whose every nonzero block has X >=
+      // kMinX (bf16 chunks hold no row padding: the driver stages ragged
+      // rows as f32); the others take the folded range encoder below.
+      HWY_ALIGN uint32_t k2[kMaxBlocks];
+      __mmask16 bad = 0;
+      const __m512i min_x = _mm512_set1_epi32(MxE2m1FromBf16::kMinX);
+      const bool finite = codes([&](size_t b, __m512i bits, __m512i s) {
+        const __mmask16 nonzero = _mm512_test_epi32_mask(bits, bits);
+        bad |= _mm512_mask_cmplt_epi32_mask(nonzero, s, min_x);
+        _mm512_store_si512(k2 + b, MxE2m1FromBf16::K2(_mm512_maskz_mov_epi32(nonzero, s)));
+      });
+      if (!finite) return false;
+      if (bad == 0 && nvalid == nb * kBlock) {
+        if (padded) {
+          EncodeChunkE2m1Bf16<true>(src, k2, nb, out, a.prefetch_l2);
+        } else {
+          EncodeChunkE2m1Bf16<false>(src, k2, nb, out, a.prefetch_l2);
+        }
+        return true;
+      }
+    }
+#endif
 #ifdef MXPACK_HAVE_RANGE_ENCODE
     if constexpr (kRange) {
       // The folded constants (RangeFoldAt) for x = s, 0 for blocks of amax
@@ -423,6 +449,42 @@ class MxBlockQuantizer {
 #endif
 
 
+
+#ifdef MXPACK_HAVE_MX_E2M1_BF16
+  // Pass 3 of MXFP4 from bf16 without Inf or NaN elements (FastTail): 64
+  // elements (two blocks) per step by MxE2m1FromBf16::Encode64, then an odd
+  // last block through zero-padded buffers. k2: MxE2m1FromBf16::K2 of each
+  // block's scale. (Integer and table operations only: MXCSR plays no part.)
+  template <bool kPadded>
+  static HWY_NOINLINE void EncodeChunkE2m1Bf16(const uint8_t* HWY_RESTRICT src,
+                                               const uint32_t* HWY_RESTRICT k2, size_t nb,
+                                               uint8_t* HWY_RESTRICT out, bool prefetch_l2) {
+    static_assert(kBlock == 32, "one block per vector");
+    const auto* s16 = reinterpret_cast<const uint16_t*>(src);
+    const size_t n = nb * kBlock;
+    const MxE2m1FromBf16::Consts k = MxE2m1FromBf16::Make<kPadded>();
+    const auto whole_steps = [&](auto l2) {
+      size_t i = 0;
+      for (; i + 64 <= n; i += 64) {
+        PrefetchNextChunk(src + 2 * i, 2 * n, 128, l2);
+        const size_t b = i / kBlock;
+        _mm512_storeu_si512(out + i, MxE2m1FromBf16::Encode64<kPadded>(
+                                         s16 + i, _mm512_set1_epi32(static_cast<int>(k2[b])),
+                                         _mm512_set1_epi32(static_cast<int>(k2[b + 1])), k));
+      }
+      return i;
+    };
+    const size_t i = prefetch_l2 ? whole_steps(std::true_type()) : whole_steps(std::false_type());
+    if (i == n) return;
+    // One block left: the second is +0 (code 0 under any K).
+    HWY_ALIGN uint16_t in_buf[64] = {};
+    HWY_ALIGN uint8_t out_buf[64];
+    std::memcpy(in_buf, s16 + i, 2 * (n - i));
+    const __m512i kl = _mm512_set1_epi32(static_cast<int>(k2[nb - 1]));
+    _mm512_store_si512(out_buf, MxE2m1FromBf16::Encode64<kPadded>(in_buf, kl, kl, k));
+    std::memcpy(out + i, out_buf, n - i);
+  }
+#endif
 
 #if HWY_ARCH_X86
   // EncodeChunk under ScopedFlushDenormals(daz = false). Both functions are

@@ -8,9 +8,10 @@
 // as one code per byte or, for the padded GPU layouts, as b4x16_p64 /
 // b6x16_p32 groups. bf16 into fp8 (MXFP8) encodes the bf16 bits directly
 // with the scale folded into an integer rounding addend
-// (src/mx/encode_direct-inl.h). NVFP4 kExact compares the elements with
-// per-scale-code thresholds instead (src/mx/nvfp4_exact-inl.h; bf16 on
-// AVX3_DL in u16 lanes).
+// (src/mx/encode_direct-inl.h); bf16 into e2m1 (MXFP4) on AVX3_DL looks
+// the codes up by bucket in u16 lanes (src/mx/encode_e2m1_bf16-inl.h).
+// NVFP4 kExact compares the elements with per-scale-code thresholds
+// instead (src/mx/nvfp4_exact-inl.h; bf16 on AVX3_DL in u16 lanes).
 // Per-target toggle guard (re-included once per Highway target).
 #if defined(MXPACK_SRC_MX_QUANTIZE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MXPACK_SRC_MX_QUANTIZE_INL_H_
@@ -340,8 +341,9 @@ class MxBlockQuantizer {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
   // Passes 2 and 3 of the common chunk, in fewer operations than the general
   // path: MX into elements that fold the scale into the range encoder
-  // (kRange: f32 and bf16 sources, every MX element format) or, on CPUs
-  // with AVX512-FP16, bf16 into e4m3 (kFp16Direct, taken first). Valid for
+  // (kRange: f32 and bf16 sources, every MX element format; bf16 into e2m1
+  // first tries MxE2m1FromBf16's table) or, on CPUs with AVX512-FP16, bf16
+  // into e4m3 (kFp16Direct, taken first). Valid for
   // chunks without Inf or NaN elements whose every nonzero block's
   // constants are in range; FastTail returns false for the others, which
   // then take the general path from pass 2 on (the scale codes and

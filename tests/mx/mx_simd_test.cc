@@ -279,21 +279,23 @@ TEST(MxSimd, Bf16EveryScaleCodeEveryTarget) {
 }
 
 
-TEST(MxSimd, Bf16E2m1EveryBucketEveryTarget) {
-  // bf16 into MXFP4 on AVX3_DL encodes by a table lookup on the bucket of
-  // the scaled magnitude (MxE2m1FromBf16) for chunks without NaN / Inf
-  // whose every nonzero block has X >= kMinX (-124). Per X (one chunk of
-  // 128 blocks each), blocks whose amax is 0x7F: 1.9921875 * 2^(X + 2) (floor: scale
-  // 2^X) and whose other elements run through every bf16 magnitude of
-  // y = x * 2^-X from 2^-4 to the amax (every bucket, every tie of the
-  // e2m1 grid, every mantissa), bf16 subnormals and +-0, signs varying;
-  // X = -126 and -125 (below kMinX) and the other modes take other paths.
+TEST(MxSimd, Bf16E2m1E2m3EveryBucketEveryTarget) {
+  // bf16 into MXFP4 and MXFP6 e2m3 on AVX3_DL encodes by table lookups on
+  // the bucket of the scaled magnitude (MxE2m1FromBf16, MxE2m3FromBf16) for
+  // chunks without NaN / Inf whose every nonzero block has X >= kMinX
+  // (-124, -122). Per X (one chunk of 128 blocks each), blocks whose amax
+  // has mantissa 0x7F: 1.9921875 * 2^(X + 2) (floor: scale 2^X), and whose
+  // other elements run through every bf16 magnitude of y = x * 2^-X from
+  // 2^-5 to the amax (every bucket, every tie of the e2m1 and e2m3 grids,
+  // every mantissa, the saturating top), bf16 subnormals and +-0, signs
+  // varying; X below kMinX and the other modes take other paths.
   constexpr size_t kCols = 64;
   std::vector<uint16_t> bits;
-  for (const int x : {-126, -125, -124, -123, -122, -60, -2, 0, 1, 60, 120, 125}) {
+  for (const int x :
+       {-126, -125, -124, -123, -122, -121, -120, -60, -2, 0, 1, 60, 120, 125}) {
     const uint16_t amax = static_cast<uint16_t>((x + 129) << 7 | 0x7F);
     std::vector<uint16_t> vals;
-    for (int e = std::max(1, x + 123); e <= x + 129; ++e) {
+    for (int e = std::max(1, x + 122); e <= x + 129; ++e) {
       for (int m = 0; m < 128; ++m) {
         const uint16_t h = static_cast<uint16_t>(e << 7 | m);
         if (h <= amax) vals.push_back(h);
@@ -311,27 +313,29 @@ TEST(MxSimd, Bf16E2m1EveryBucketEveryTarget) {
   std::vector<uint8_t> in(bits.size() * 2);
   std::memcpy(in.data(), bits.data(), in.size());
   const size_t rows = bits.size() / kCols;
-  for (ElementLayout layout : LayoutsOf(MxFormat::kMxfp4)) {
-    for (ScaleMode mode : kModes) {
-      MxOptions o;
-      o.scale_mode = mode;
-      o.layout = layout;
-      const std::string name =
-          absl::StrFormat("%s layout %d", ScaleModeName(mode), static_cast<int>(layout));
-      absl::StatusOr<MxTensor> ref =
-          QuantizeMx(MxFormat::kMxfp4, Format::kBF16, in, rows, kCols, o, Impl{Impl::kScalar});
-      ASSERT_TRUE(ref.ok()) << name << ": " << ref.status();
-      const size_t bytes_per_block = ref->elements.size() / ref->scales.size();
-      for (int64_t target : AvailableTargets()) {
-        absl::StatusOr<MxTensor> got =
-            QuantizeMx(MxFormat::kMxfp4, Format::kBF16, in, rows, kCols, o, Impl{target});
-        ASSERT_TRUE(got.ok()) << name;
-        ASSERT_EQ(got->scales, ref->scales) << name << " " << ImplName(Impl{target});
-        for (size_t i = 0; i < ref->elements.size(); ++i) {
-          const size_t b = i / bytes_per_block;
-          ASSERT_EQ(got->elements[i], ref->elements[i])
-              << name << " " << ImplName(Impl{target}) << " byte " << i << " of block " << b
-              << " (scale 0x" << std::hex << int{ref->scales[b]} << ")";
+  for (MxFormat f : {MxFormat::kMxfp4, MxFormat::kMxfp6E2m3}) {
+    for (ElementLayout layout : LayoutsOf(f)) {
+      for (ScaleMode mode : kModes) {
+        MxOptions o;
+        o.scale_mode = mode;
+        o.layout = layout;
+        const std::string name = absl::StrFormat("%s %s layout %d", MxFormatName(f),
+                                                 ScaleModeName(mode), static_cast<int>(layout));
+        absl::StatusOr<MxTensor> ref =
+            QuantizeMx(f, Format::kBF16, in, rows, kCols, o, Impl{Impl::kScalar});
+        ASSERT_TRUE(ref.ok()) << name << ": " << ref.status();
+        const size_t bytes_per_block = ref->elements.size() / ref->scales.size();
+        for (int64_t target : AvailableTargets()) {
+          absl::StatusOr<MxTensor> got =
+              QuantizeMx(f, Format::kBF16, in, rows, kCols, o, Impl{target});
+          ASSERT_TRUE(got.ok()) << name;
+          ASSERT_EQ(got->scales, ref->scales) << name << " " << ImplName(Impl{target});
+          for (size_t i = 0; i < ref->elements.size(); ++i) {
+            const size_t b = i / bytes_per_block;
+            ASSERT_EQ(got->elements[i], ref->elements[i])
+                << name << " " << ImplName(Impl{target}) << " byte " << i << " of block " << b
+                << " (scale 0x" << std::hex << int{ref->scales[b]} << ")";
+          }
         }
       }
     }

@@ -8,9 +8,9 @@
 // as one code per byte or, for the padded GPU layouts, as b4x16_p64 /
 // b6x16_p32 groups. bf16 into fp8 (MXFP8) encodes the bf16 bits directly
 // with the scale folded into an integer rounding addend
-// (src/mx/encode_direct-inl.h); bf16 into e2m1 (MXFP4) and e2m3 on AVX3_DL
+// (src/mx/encode_direct-inl.h); bf16 into e2m1 (MXFP4) and MXFP6 on AVX3_DL
 // looks the codes up by bucket in u16 lanes (src/mx/encode_e2m1_bf16-inl.h,
-// src/mx/encode_e2m3_bf16-inl.h).
+// src/mx/encode_fp6_bf16-inl.h).
 // NVFP4 kExact compares the elements with per-scale-code thresholds
 // instead (src/mx/nvfp4_exact-inl.h; bf16 on AVX3_DL in u16 lanes).
 // Per-target toggle guard (re-included once per Highway target).
@@ -37,7 +37,7 @@
 #include "src/mx/chunk_read-inl.h"
 #include "src/mx/encode_direct-inl.h"
 #include "src/mx/encode_e2m1_bf16-inl.h"
-#include "src/mx/encode_e2m3_bf16-inl.h"
+#include "src/mx/encode_fp6_bf16-inl.h"
 #include "src/mx/mx_scale-inl.h"
 #include "src/mx/nvfp4_exact-inl.h"
 #include "src/mx/nvfp4_thresholds.h"
@@ -344,7 +344,7 @@ class MxBlockQuantizer {
   // Passes 2 and 3 of the common chunk, in fewer operations than the general
   // path: MX into elements that fold the scale into the range encoder
   // (kRange: f32 and bf16 sources, every MX element format; bf16 into e2m1
-  // and e2m3 first try their table codecs) or, on CPUs with AVX512-FP16, bf16
+  // and fp6 first try their table codecs) or, on CPUs with AVX512-FP16, bf16
   // into e4m3 (kFp16Direct, taken first). Valid for
   // chunks without Inf or NaN elements whose every nonzero block's
   // constants are in range; FastTail returns false for the others, which
@@ -409,7 +409,7 @@ class MxBlockQuantizer {
 #endif
 #ifdef MXPACK_HAVE_MX_E2M1_BF16
     if constexpr (kBf16 && kTableCodec) {
-      // MXFP4 / MXFP6 e2m3 from bf16: the table codec's K per block (any
+      // MXFP4 / MXFP6 from bf16: the table codec's K per block (any
       // for blocks of amax 0, all +-0), for chunks whose every nonzero block
       // has X >= kMinX (bf16 chunks hold no row padding: the driver stages
       // ragged rows as f32); the others take the folded range encoder below.
@@ -455,13 +455,13 @@ class MxBlockQuantizer {
 
 
 #ifdef MXPACK_HAVE_MX_E2M1_BF16
-  // The table codec of bf16 into e2m1 (MxE2m1FromBf16) and e2m3
-  // (MxE2m3FromBf16) on AVX3_DL.
-  static constexpr bool kTableCodec = !kNvfp4 && (kElem == Format::kE2M1 || kElem == Format::kE2M3);
-  using TableCodec =
-      std::conditional_t<kElem == Format::kE2M1, MxE2m1FromBf16, MxE2m3FromBf16>;
+  // The table codec of bf16 into e2m1 (MxE2m1FromBf16) and fp6
+  // (MxFp6FromBf16) on AVX3_DL.
+  static constexpr bool kTableCodec = !kNvfp4 && (kElem == Format::kE2M1 || kElemT.bits == 6);
+  using TableCodec = std::conditional_t<kElem == Format::kE2M1, MxE2m1FromBf16,
+                                        MxFp6FromBf16<kElemT.bits == 6 ? kElem : Format::kE2M3>>;
 
-  // Pass 3 of MXFP4 / MXFP6 e2m3 from bf16 without Inf or NaN elements
+  // Pass 3 of MXFP4 / MXFP6 from bf16 without Inf or NaN elements
   // (FastTail): 64 elements (two blocks) per step by TableCodec::Encode64,
   // then an odd last block through zero-padded buffers. k2: TableCodec::K2
   // of each block's scale. (Integer and table operations only: MXCSR plays

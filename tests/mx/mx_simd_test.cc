@@ -279,23 +279,25 @@ TEST(MxSimd, Bf16EveryScaleCodeEveryTarget) {
 }
 
 
-TEST(MxSimd, Bf16E2m1E2m3EveryBucketEveryTarget) {
-  // bf16 into MXFP4 and MXFP6 e2m3 on AVX3_DL encodes by table lookups on
-  // the bucket of the scaled magnitude (MxE2m1FromBf16, MxE2m3FromBf16) for
+TEST(MxSimd, Bf16TableCodecsEveryBucketEveryTarget) {
+  // bf16 into MXFP4 and MXFP6 on AVX3_DL encodes by table lookups on the
+  // bucket of the scaled magnitude (MxE2m1FromBf16, MxFp6FromBf16) for
   // chunks without NaN / Inf whose every nonzero block has X >= kMinX
-  // (-124, -122). Per X (one chunk of 128 blocks each), blocks whose amax
-  // has mantissa 0x7F: 1.9921875 * 2^(X + 2) (floor: scale 2^X), and whose
-  // other elements run through every bf16 magnitude of y = x * 2^-X from
-  // 2^-5 to the amax (every bucket, every tie of the e2m1 and e2m3 grids,
-  // every mantissa, the saturating top), bf16 subnormals and +-0, signs
-  // varying; X below kMinX and the other modes take other paths.
+  // (e2m1 -124, e2m3 -122, e3m2 -121). Per anchor x (one chunk of 128
+  // blocks each), blocks whose amax has mantissa 0x7F: 1.9921875 * 2^(x +
+  // 2) (floor: scale 2^x for e2m1 / e2m3, 2^(x - 2) for e3m2), and whose
+  // other elements run through every bf16 magnitude from 2^(x - 8) to the
+  // amax (for each format every bucket from half the smallest subnormal up,
+  // every tie, every mantissa, the saturating top), bf16 subnormals and
+  // +-0, signs varying; scales below kMinX and the other modes take other
+  // paths.
   constexpr size_t kCols = 64;
   std::vector<uint16_t> bits;
-  for (const int x :
-       {-126, -125, -124, -123, -122, -121, -120, -60, -2, 0, 1, 60, 120, 125}) {
+  for (const int x : {-126, -125, -124, -123, -122, -121, -120, -119, -118, -60, -2, 0, 1, 60,
+                      120, 125}) {
     const uint16_t amax = static_cast<uint16_t>((x + 129) << 7 | 0x7F);
     std::vector<uint16_t> vals;
-    for (int e = std::max(1, x + 122); e <= x + 129; ++e) {
+    for (int e = std::max(1, x + 119); e <= x + 129; ++e) {
       for (int m = 0; m < 128; ++m) {
         const uint16_t h = static_cast<uint16_t>(e << 7 | m);
         if (h <= amax) vals.push_back(h);
@@ -313,7 +315,7 @@ TEST(MxSimd, Bf16E2m1E2m3EveryBucketEveryTarget) {
   std::vector<uint8_t> in(bits.size() * 2);
   std::memcpy(in.data(), bits.data(), in.size());
   const size_t rows = bits.size() / kCols;
-  for (MxFormat f : {MxFormat::kMxfp4, MxFormat::kMxfp6E2m3}) {
+  for (MxFormat f : {MxFormat::kMxfp4, MxFormat::kMxfp6E2m3, MxFormat::kMxfp6E3m2}) {
     for (ElementLayout layout : LayoutsOf(f)) {
       for (ScaleMode mode : kModes) {
         MxOptions o;

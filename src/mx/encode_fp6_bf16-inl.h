@@ -1,93 +1,113 @@
 // Pass 3 of the MX block quantizer (src/mx/quantize-inl.h) for bf16 into
-// MXFP6 e2m3 on AVX3_DL: the codes of 32 bf16 values (one block) in u16
-// lanes by VBMI byte-table lookups, without widening to f32.
+// MXFP6 (e2m3, e3m2) on AVX3_DL: the codes of 32 bf16 values (one block) in
+// u16 lanes by VBMI byte-table lookups, without widening to f32.
 // Per-target toggle guard (re-included once per Highway target).
-#if defined(MXPACK_SRC_MX_ENCODE_E2M3_BF16_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef MXPACK_SRC_MX_ENCODE_E2M3_BF16_INL_H_
-#undef MXPACK_SRC_MX_ENCODE_E2M3_BF16_INL_H_
+#if defined(MXPACK_SRC_MX_ENCODE_FP6_BF16_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef MXPACK_SRC_MX_ENCODE_FP6_BF16_INL_H_
+#undef MXPACK_SRC_MX_ENCODE_FP6_BF16_INL_H_
 #else
-#define MXPACK_SRC_MX_ENCODE_E2M3_BF16_INL_H_
+#define MXPACK_SRC_MX_ENCODE_FP6_BF16_INL_H_
 #endif
 
 #include <cstddef>
 #include <cstdint>
 
 #include "hwy/highway.h"
+#include "mxpack/format.h"
+#include "src/format/encode_rn-inl.h"  // FastFormatOf
 
 HWY_BEFORE_NAMESPACE();
 namespace mxpack {
 namespace HWY_NAMESPACE {
 
-#undef MXPACK_HAVE_MX_E2M3_BF16  // per target: this header is re-included
+#undef MXPACK_HAVE_MX_FP6_BF16  // per target: this header is re-included
 #if HWY_TARGET == HWY_AVX3_DL
-#define MXPACK_HAVE_MX_E2M3_BF16 1
-// encode_e2m3_rn_satfinite(x * 2^-X) of bf16 x in a block of scale 2^X
-// (docs/semantics.md section 5), for finite x whose block has
-// |x| * 2^-X < 8 = 2^(emax + 1) (every MX scale mode guarantees it) and
-// X >= kMinX. As MxE2m1FromBf16 (src/mx/encode_e2m1_bf16-inl.h), per u16
-// lane (bf16 h, magnitude a = E << 7 | M):
-//  * w = a -sat K, K = (X + 122) << 7 >= 0: w = E' << 7 | M with E' =
-//    E - X - 122 the binade of y = x * 2^-X counted from 2^-5 (w < 8 << 7),
-//    or 0 for y < 2^-5; bf16 subnormals give 0 (K >= 128) or, at K = 0
-//    (X = -122), w = M in E' = 0, y = M * 2^-11 < 1/16: code 0 either way,
-//    as for every y in E' = 0 ([1/32, 1/16)).
-//  * Every e2m3 decision point of y (the grid k / 8 below 2, k / 4 below
-//    4, k / 2 below 8, and the midpoints) has M % 8 == 0, so the code
-//    depends on the bucket w >> 3 = E' * 16 + M / 8 (< 128) and on z (M % 8
-//    == 0: y on the bucket's lower end, where ties resolve to even).
+#define MXPACK_HAVE_MX_FP6_BF16 1
+// encode_rn_satfinite(x * 2^-X) into kElem (e2m3 or e3m2) of bf16 x in a
+// block of scale 2^X (docs/semantics.md section 5), for finite x whose
+// block has |x| * 2^-X < 2^(emax + 1) (every MX scale mode guarantees it)
+// and X >= kMinX. As MxE2m1FromBf16 (src/mx/encode_e2m1_bf16-inl.h), per
+// u16 lane (bf16 h, magnitude a = E << 7 | M), with B = 2^-(bias + man + 1)
+// (half the smallest subnormal: e2m3 2^-5, e3m2 2^-6):
+//  * w = a -sat K, K = (X + kBase) << 7 >= 0 (kBase = 127 + log2 B): w =
+//    E' << 7 | M with E' = E - X - kBase the binade of y = x * 2^-X counted
+//    from B (w < (emax + bias + man + 2) << 7), or 0 for y < B; bf16
+//    subnormals give 0 (K >= 128) or, at K = 0, w = M in E' = 0, y =
+//    M * 2^-133 * 2^-kMinX < 2B: code 0 either way, as for every y in
+//    E' = 0 ([B, 2B), below the first midpoint 2B).
+//  * Every decision point of y (the grid and its midpoints) has
+//    M % 2^kShift == 0 (kShift = 6 - man), so the code depends on the
+//    bucket w >> kShift = E' * 2^(man + 1) + M >> kShift (< 128: e2m3 8
+//    binades of 16, e3m2 11 of 8) and on z (M % 2^kShift == 0: y on the
+//    bucket's lower end, where ties resolve to even).
 //  * Two vpermi2b of 128-byte tables (inside / at z) and one byte blend by
 //    z give the magnitude code in the low byte (0 in the high byte: index
 //    0); one ternary-logic op merges the sign into bit 5.
 // 9 operations per 32 elements.
-struct MxE2m3FromBf16 {
+template <Format kElem>
+struct MxFp6FromBf16 {
+  static constexpr internal::FastFormat kT = internal::FastFormatOf(kElem);
+  static_assert(kT.bits == 6 && kT.has_sign, "MXFP6 elements");
+  static constexpr int kMan = kT.man_bits;
+  static constexpr int kBias = kT.bias;
+  static constexpr int kBase = 127 - kBias - kMan - 1;
+  static constexpr int kShift = 6 - kMan;
+  static constexpr int kEmax = static_cast<int>(kT.max_code >> kMan) - kBias;  // 2, 4
+  static constexpr int kBuckets = (kEmax + kBias + kMan + 2) << (kMan + 1);
+  static_assert(kBuckets <= 128, "one 128-byte table per kind");
   // Scale exponents below this make K negative; those chunks take another
   // path.
-  static constexpr int kMinX = -122;
+  static constexpr int kMinX = -kBase;
 
   // The u16 K of scale exponent X, in both halves of a u32.
   static HWY_INLINE __m512i K2(__m512i x) {
-    const __m512i k = _mm512_slli_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(122)), 7);
+    const __m512i k = _mm512_slli_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(kBase)), 7);
     return _mm512_or_si512(k, _mm512_slli_epi32(k, 16));
   }
 
-  // rn-even e2m3 magnitude code (satfinite) of y = v * 2^-13, v an integer.
+  // rn-even magnitude code (satfinite) of y = v * B / 256, v an integer.
   static constexpr int CodeOf(int64_t v) {
-    // Value of code c in units of 2^-13: 1024 c below 16, then 2^(e - 1) *
-    // (8 + m) * 1024 for c = 8 e + m.
+    // Value of code c = e << man | m in units of B / 256: m, or (2^man + m)
+    // << (e - 1), times 2^(1 - bias - man) / (B / 256) = 2^10.
     int best = 0;
     int64_t best_d = v;  // |v - value(0)|
     for (int c = 1; c < 32; ++c) {
-      const int64_t val = c < 16 ? 1024 * c : (int64_t{8 + (c & 7)} * 1024) << ((c >> 3) - 1);
+      const int e = c >> kMan, m = c & ((1 << kMan) - 1);
+      const int64_t val =
+          (e == 0 ? int64_t{m} : int64_t{(1 << kMan) + m} << (e - 1)) * 1024;
       const int64_t d = v > val ? v - val : val - v;
       if (d < best_d || (d == best_d && c % 2 == 0)) {
         best = c;
         best_d = d;
       }
     }
-    return best;  // past 7.5 the nearest is 31 (satfinite)
+    return best;  // past max the nearest is 31 (satfinite)
   }
 
   struct Consts {
-    __m512i abs, low3, sign, inside_lo, inside_hi, at_z_lo, at_z_hi, weights, idx;
+    __m512i abs, low, sign, inside_lo, inside_hi, at_z_lo, at_z_hi, weights, idx;
   };
   template <bool kPadded>
   static HWY_INLINE Consts Make() {
     struct Table {
       alignas(64) uint8_t v[128];
     };
-    // y * 2^13 = 2 (128 + M) << E' at the bucket's lower end (M = 8 *
-    // (b % 16), E' = b / 16), and that plus half a bf16 step inside it.
+    // y * 256 / B = 2 (128 + M) << E' at the bucket's lower end (M = (b %
+    // 2^(man + 1)) << kShift, E' = b >> (man + 1)), and that plus half a
+    // bf16 step inside it. (Buckets from kBuckets on do not occur.)
     static constexpr Table kInside = [] {
       Table t{};
-      for (int b = 0; b < 128; ++b) {
-        t.v[b] = static_cast<uint8_t>(CodeOf(int64_t{2 * (128 + 8 * (b % 16)) + 1} << (b / 16)));
+      for (int b = 0; b < kBuckets; ++b) {
+        const int m = (b & ((2 << kMan) - 1)) << kShift;
+        t.v[b] = static_cast<uint8_t>(CodeOf(int64_t{2 * (128 + m) + 1} << (b >> (kMan + 1))));
       }
       return t;
     }();
     static constexpr Table kAtZ = [] {
       Table t{};
-      for (int b = 0; b < 128; ++b) {
-        t.v[b] = static_cast<uint8_t>(CodeOf(int64_t{2 * (128 + 8 * (b % 16))} << (b / 16)));
+      for (int b = 0; b < kBuckets; ++b) {
+        const int m = (b & ((2 << kMan) - 1)) << kShift;
+        t.v[b] = static_cast<uint8_t>(CodeOf(int64_t{2 * (128 + m)} << (b >> (kMan + 1))));
       }
       return t;
     }();
@@ -106,7 +126,7 @@ struct MxE2m3FromBf16 {
     }();
     Consts k;
     k.abs = _mm512_set1_epi16(0x7FFF);
-    k.low3 = _mm512_set1_epi16(7);
+    k.low = _mm512_set1_epi16((1 << kShift) - 1);
     k.sign = _mm512_set1_epi16(0x20);
     k.inside_lo = _mm512_load_si512(kInside.v);
     k.inside_hi = _mm512_load_si512(kInside.v + 64);
@@ -121,9 +141,9 @@ struct MxE2m3FromBf16 {
   // of one block; k2: K2(X) of its scale.
   static HWY_INLINE __m512i Codes32(__m512i h, __m512i k2, const Consts& k) {
     const __m512i w = _mm512_subs_epu16(_mm512_and_si512(h, k.abs), k2);
-    const __m512i idx = _mm512_srli_epi16(w, 3);  // < 128: the high byte stays 0
+    const __m512i idx = _mm512_srli_epi16(w, kShift);  // < 128: the high byte stays 0
     // z per byte: the high bytes test 0 and read entry 0 (code 0) in both.
-    const __mmask64 z = _mm512_testn_epi8_mask(h, k.low3);
+    const __mmask64 z = _mm512_testn_epi8_mask(h, k.low);
     const __m512i c = _mm512_mask_mov_epi8(_mm512_permutex2var_epi8(k.inside_lo, idx, k.inside_hi),
                                            z, _mm512_permutex2var_epi8(k.at_z_lo, idx, k.at_z_hi));
     // s from bit 15 to bit 5: c | (h >> 10 & 0x20).
@@ -157,4 +177,4 @@ struct MxE2m3FromBf16 {
 }  // namespace mxpack
 HWY_AFTER_NAMESPACE();
 
-#endif  // MXPACK_SRC_MX_ENCODE_E2M3_BF16_INL_H_
+#endif  // MXPACK_SRC_MX_ENCODE_FP6_BF16_INL_H_

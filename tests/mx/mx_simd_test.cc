@@ -279,6 +279,71 @@ TEST(MxSimd, Bf16EveryScaleCodeEveryTarget) {
 }
 
 
+TEST(MxSimd, Bf16TableCodecsEveryBucketEveryTarget) {
+  // bf16 into MXFP4 and MXFP6 on AVX3_DL encodes by table lookups on the
+  // bucket of the scaled magnitude (MxE2m1FromBf16, MxFp6FromBf16) for
+  // chunks without NaN / Inf whose every nonzero block has X >= kMinX
+  // (e2m1 -124, e2m3 -122, e3m2 -121). Per anchor x (one chunk of 128
+  // blocks each), blocks whose amax has mantissa 0x7F: 1.9921875 * 2^(x +
+  // 2) (floor: scale 2^x for e2m1 / e2m3, 2^(x - 2) for e3m2), and whose
+  // other elements run through every bf16 magnitude from 2^(x - 8) to the
+  // amax (for each format every bucket from half the smallest subnormal up,
+  // every tie, every mantissa, the saturating top), bf16 subnormals and
+  // +-0, signs varying; scales below kMinX and the other modes take other
+  // paths.
+  constexpr size_t kCols = 64;
+  std::vector<uint16_t> bits;
+  for (const int x : {-126, -125, -124, -123, -122, -121, -120, -119, -118, -60, -2, 0, 1, 60,
+                      120, 125}) {
+    const uint16_t amax = static_cast<uint16_t>((x + 129) << 7 | 0x7F);
+    std::vector<uint16_t> vals;
+    for (int e = std::max(1, x + 119); e <= x + 129; ++e) {
+      for (int m = 0; m < 128; ++m) {
+        const uint16_t h = static_cast<uint16_t>(e << 7 | m);
+        if (h <= amax) vals.push_back(h);
+      }
+    }
+    for (int sub : {0x0001, 0x0040, 0x007F, 0x0000}) vals.push_back(static_cast<uint16_t>(sub));
+    size_t v = 0;
+    for (size_t blk = 0; blk < 128; ++blk) {
+      bits.push_back(static_cast<uint16_t>(amax | (blk % 2) << 15));
+      for (size_t j = 1; j < 32; ++j, ++v) {
+        bits.push_back(static_cast<uint16_t>(vals[v % vals.size()] | ((v + v / 5) % 2) << 15));
+      }
+    }
+  }
+  std::vector<uint8_t> in(bits.size() * 2);
+  std::memcpy(in.data(), bits.data(), in.size());
+  const size_t rows = bits.size() / kCols;
+  for (MxFormat f : {MxFormat::kMxfp4, MxFormat::kMxfp6E2m3, MxFormat::kMxfp6E3m2}) {
+    for (ElementLayout layout : LayoutsOf(f)) {
+      for (ScaleMode mode : kModes) {
+        MxOptions o;
+        o.scale_mode = mode;
+        o.layout = layout;
+        const std::string name = absl::StrFormat("%s %s layout %d", MxFormatName(f),
+                                                 ScaleModeName(mode), static_cast<int>(layout));
+        absl::StatusOr<MxTensor> ref =
+            QuantizeMx(f, Format::kBF16, in, rows, kCols, o, Impl{Impl::kScalar});
+        ASSERT_TRUE(ref.ok()) << name << ": " << ref.status();
+        const size_t bytes_per_block = ref->elements.size() / ref->scales.size();
+        for (int64_t target : AvailableTargets()) {
+          absl::StatusOr<MxTensor> got =
+              QuantizeMx(f, Format::kBF16, in, rows, kCols, o, Impl{target});
+          ASSERT_TRUE(got.ok()) << name;
+          ASSERT_EQ(got->scales, ref->scales) << name << " " << ImplName(Impl{target});
+          for (size_t i = 0; i < ref->elements.size(); ++i) {
+            const size_t b = i / bytes_per_block;
+            ASSERT_EQ(got->elements[i], ref->elements[i])
+                << name << " " << ImplName(Impl{target}) << " byte " << i << " of block " << b
+                << " (scale 0x" << std::hex << int{ref->scales[b]} << ")";
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(MxSimd, F32EveryScaleCodeEveryTarget) {
   // f32 into MX on AVX3_DL folds the block scale 2^X into the range
   // encoder's constants (RangeEncodeF32::Consts, no multiply) for chunks

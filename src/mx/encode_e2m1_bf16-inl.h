@@ -1,0 +1,146 @@
+// Pass 3 of the MX block quantizer (src/mx/quantize-inl.h) for bf16 into
+// MXFP4 (e2m1) on AVX3_DL: the codes of 32 bf16 values (one block) in u16
+// lanes by one VBMI byte-table lookup, without widening to f32.
+// Per-target toggle guard (re-included once per Highway target).
+#if defined(MXPACK_SRC_MX_ENCODE_E2M1_BF16_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef MXPACK_SRC_MX_ENCODE_E2M1_BF16_INL_H_
+#undef MXPACK_SRC_MX_ENCODE_E2M1_BF16_INL_H_
+#else
+#define MXPACK_SRC_MX_ENCODE_E2M1_BF16_INL_H_
+#endif
+
+#include <cstddef>
+#include <cstdint>
+
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace mxpack {
+namespace HWY_NAMESPACE {
+
+#undef MXPACK_HAVE_MX_E2M1_BF16  // per target: this header is re-included
+#if HWY_TARGET == HWY_AVX3_DL
+#define MXPACK_HAVE_MX_E2M1_BF16 1
+// encode_e2m1_rn_satfinite(x * 2^-X) of bf16 x in a block of scale 2^X
+// (docs/semantics.md section 5), for finite x whose block has
+// |x| * 2^-X < 8 = 2^(emax + 1) (every MX scale mode guarantees it) and
+// X >= kMinX. Method, per u16 lane (one bf16 value h, magnitude a = E << 7
+// | M):
+//  * w = a -sat K with K = (X + 124) << 7 >= 0 (one unsigned saturating
+//    subtract): for a >= K, w = E' << 7 | M with E' = E - X - 124, the
+//    binade of y = x * 2^-X counted from 2^-3, so w < 6 << 7 (y < 8);
+//    smaller a (y < 2^-3) give 0, whose code is 0. bf16 subnormals
+//    (E = 0) give 0 for K >= 128; at K = 0 (X = -124) w = M < 128 lies in
+//    E' = 0, code 0 as well (y = M * 2^-9 < 2^-2).
+//  * Every e2m1 decision point of y (the midpoints 0.25, 0.75, 1.25, 1.75,
+//    2.5, 3.5, 5, and the grid points) has M % 32 == 0, so the code depends
+//    only on the bucket w >> 5 = E' * 4 + M / 32 and on whether y lies
+//    exactly on the bucket's lower end (z: M % 32 == 0, where a tie
+//    resolves to the even code), e.g. bucket 13 (y in [1.25, 1.5)): code 2
+//    at z (1.25 ties to 1.0), else 3 (1.5).
+//  * index = (w >> 5) << 1 | s, + 64 at z (one VBMI2 funnel shift brings
+//    the sign bit s in); one vpermi2b of the 128-byte table gives the code
+//    | s << 3 in the low byte of the lane, 0 in the high byte (index 0).
+// 7 operations per 32 elements (RangeEncodeF32 on the widened values: 16
+// with the unpacks).
+struct MxE2m1FromBf16 {
+  // Scale exponents below this make K negative; those chunks take another
+  // path.
+  static constexpr int kMinX = -124;
+
+  // The u16 K of scale exponent X, in both halves of a u32 (one broadcast
+  // per block).
+  static HWY_INLINE __m512i K2(__m512i x) {
+    const __m512i k = _mm512_slli_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(124)), 7);
+    return _mm512_or_si512(k, _mm512_slli_epi32(k, 16));
+  }
+
+  // The constants, built once per chunk.
+  struct Consts {
+    __m512i abs, low5, z, table_lo, table_hi, weights, idx;
+  };
+  template <bool kPadded>
+  static HWY_INLINE Consts Make() {
+    struct Table {
+      alignas(64) uint8_t v[128];
+    };
+    // index = bucket << 1 | s, + 64 at z; buckets 24..31 (y >= 8) do not
+    // occur.
+    static constexpr Table kCodes = [] {
+      // Code at the inside of bucket b (y strictly above its lower end)
+      // and at its lower end (z), per binade E' = b / 4 of y:
+      //   E' 0 [1/8, 1/4):  0                       0
+      //   E' 1 [1/4, 1/2):  1 1 1 1                 0 1 1 1   (0.25 -> 0)
+      //   E' 2 [1/2, 1):    1 1 2 2                 1 1 2 2   (0.75 -> 1.0)
+      //   E' 3 [1, 2):      2 3 3 4                 2 2 3 4   (1.25 -> 1.0, 1.75 -> 2)
+      //   E' 4 [2, 4):      4 5 5 6                 4 4 5 6   (2.5 -> 2, 3.5 -> 4)
+      //   E' 5 [4, 8):      6 7 7 7                 6 6 7 7   (5 -> 4; 7.x -> 6)
+      constexpr uint8_t kInside[24] = {0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2,
+                                       2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 7};
+      constexpr uint8_t kAtZ[24] = {0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2,
+                                    2, 2, 3, 4, 4, 4, 5, 6, 6, 6, 7, 7};
+      Table t{};
+      for (int i = 0; i < 128; ++i) {
+        const int b = (i >> 1) & 31, s = i & 1, z = i >> 6;
+        const uint8_t c = b < 24 ? (z ? kAtZ[b] : kInside[b]) : 7;
+        t.v[i] = static_cast<uint8_t>(c | s << 3);
+      }
+      return t;
+    }();
+    // kPadded: per group g, bytes 0..7 from the u32 lanes 8 (g % 2) .. + 7
+    // of vector g / 2, bytes 8..15 zero (Encode64's zeroing mask); else
+    // the low byte of every u16 lane.
+    static constexpr Table kIdx = [] {
+      Table t{};
+      for (int j = 0; j < 64; ++j) {
+        const int g = j / 16, m = j % 16;
+        t.v[j] = static_cast<uint8_t>(
+            !kPadded ? 2 * j : (m < 8 ? 64 * (g / 2) + 4 * (8 * (g % 2) + m) : 0));
+      }
+      return t;
+    }();
+    Consts k;
+    k.abs = _mm512_set1_epi16(0x7FFF);
+    k.low5 = _mm512_set1_epi16(0x1F);
+    k.z = _mm512_set1_epi16(64);
+    k.table_lo = _mm512_load_si512(kCodes.v);
+    k.table_hi = _mm512_load_si512(kCodes.v + 64);
+    k.weights = _mm512_set1_epi32(0x00100001);
+    k.idx = _mm512_load_si512(kIdx.v);
+    return k;
+  }
+
+  // The codes (u16 lanes: code | s << 3) of the 32 bf16 values h of one
+  // block; k2: K2(X) of its scale.
+  static HWY_INLINE __m512i Codes32(__m512i h, __m512i k2, const Consts& k) {
+    const __m512i w = _mm512_subs_epu16(_mm512_and_si512(h, k.abs), k2);
+    // (w >> 5) << 1 | s: w >> 5 < 24, so the high byte stays 0.
+    __m512i idx = _mm512_shldi_epi16(_mm512_srli_epi16(w, 5), h, 1);
+    idx = _mm512_mask_add_epi16(idx, _mm512_testn_epi16_mask(h, k.low5), idx, k.z);
+    return _mm512_permutex2var_epi8(k.table_lo, idx, k.table_hi);
+  }
+
+  // The 64 codes of two blocks at p (scales k2a, k2b): b4x16_p64 groups
+  // (kPadded) or one code per byte.
+  template <bool kPadded>
+  static HWY_INLINE __m512i Encode64(const uint16_t* HWY_RESTRICT p, __m512i k2a, __m512i k2b,
+                                     const Consts& k) {
+    __m512i c0 = Codes32(_mm512_loadu_si512(p), k2a, k);
+    __m512i c1 = Codes32(_mm512_loadu_si512(p + 32), k2b, k);
+    if constexpr (kPadded) {
+      // u32 lane = even code + 16 * odd code (one pmaddwd), then the groups.
+      c0 = _mm512_madd_epi16(c0, k.weights);
+      c1 = _mm512_madd_epi16(c1, k.weights);
+      return _mm512_maskz_permutex2var_epi8(0x00FF00FF00FF00FFull, c0, k.idx, c1);
+    } else {
+      return _mm512_permutex2var_epi8(c0, k.idx, c1);
+    }
+  }
+};
+#endif  // HWY_TARGET == HWY_AVX3_DL
+
+}  // namespace HWY_NAMESPACE
+}  // namespace mxpack
+HWY_AFTER_NAMESPACE();
+
+#endif  // MXPACK_SRC_MX_ENCODE_E2M1_BF16_INL_H_

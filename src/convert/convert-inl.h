@@ -206,15 +206,26 @@ MXPACK_FP16_TARGET HWY_NOINLINE void Fp16EncodeF32Array(const uint8_t* HWY_RESTR
 #endif
 
 #ifdef MXPACK_HAVE_HALF16_ENCODE
-// bf16 / f16 -> kTo (at most 8 bits) rn in u16 lanes, 64 elements per step.
+// bf16 / f16 -> kTo (at most 8 bits) rn, 64 elements per step: byte tables
+// on AVX3_DL (Avx512LutEncodeHalf16, tables held in registers), u16 lanes on
+// AVX3 (Avx512EncodeHalf16).
 template <internal::SrcKind kSrc, Format kTo, bool kSatFinite, bool kRelu>
 HWY_NOINLINE void Half16EncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
                                     size_t n) {
-  using Enc = Avx512EncodeHalf16<kSrc, kTo, kSatFinite, kRelu>;
   const hn::Full512<uint16_t> d16;
+#ifdef MXPACK_HAVE_HALF16_LUT_ENCODE
+  using Enc = Avx512LutEncodeHalf16<kSrc, kTo, kSatFinite, kRelu>;
+  const typename Enc::Tables t = Enc::LoadTables();
+  ForEachStep<2, 1, 2>(d16, in, out, n, [&t](const uint8_t* src, uint8_t* dst) {
+    _mm512_storeu_si512(dst,
+                        Enc::Encode64(t, _mm512_loadu_si512(src), _mm512_loadu_si512(src + 64)));
+  });
+#else
+  using Enc = Avx512EncodeHalf16<kSrc, kTo, kSatFinite, kRelu>;
   ForEachStep<2, 1, 2>(d16, in, out, n, [](const uint8_t* src, uint8_t* dst) {
     _mm512_storeu_si512(dst, Enc::Encode64(_mm512_loadu_si512(src), _mm512_loadu_si512(src + 64)));
   });
+#endif
 }
 
 template <bool kSatFinite, bool kRelu>

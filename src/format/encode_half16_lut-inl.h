@@ -1,0 +1,319 @@
+// bf16 / f16 -> narrow codes by byte-table lookups (Avx512LutEncodeHalf16,
+// AVX3_DL: vpermi2b): 64 elements per call in byte lanes, with no
+// subnormal or NaN fallback path. Part of the fast encoders of
+// src/format/encode_fast-inl.h.
+
+// Target-independent part: the compile-time tables (once, outside the
+// per-target section).
+#ifndef MXPACK_SRC_FORMAT_ENCODE_HALF16_LUT_TABLES_
+#define MXPACK_SRC_FORMAT_ENCODE_HALF16_LUT_TABLES_
+
+#include <cstdint>
+
+#include "src/format/encode_rn-inl.h"  // internal::FastFormat
+
+namespace mxpack::internal {
+
+// Magnitude code of a 16-bit source magnitude v (15 bits, bf16 or f16 bit
+// layout) under rn (docs/semantics.md section 1): the model the tables are
+// built from, written like the scalar reference's RoundFinite. The code
+// grid is 2^q with q = max(floor(log2 v), emin) - man, so the code counts
+// grid steps: code = (max(e, emin) - emin) << man + r, r = v / 2^q rounded
+// to nearest even (r = 2^man is the smallest normal; a carry to 2^(man+1)
+// is the next binade's first code). Above max_code: satfinite max_code,
+// else overflow_code. NaN gives nan_mag (a marker the encoder resolves).
+constexpr uint32_t Half16RnMagnitude(bool bf16, uint32_t v, FastFormat t, bool satfinite,
+                                     uint32_t nan_mag) {
+  const int man = bf16 ? 7 : 10, bias = bf16 ? 127 : 15;
+  const uint32_t e_all_ones = bf16 ? 0xFFu : 0x1Fu;
+  const uint32_t clamp = satfinite ? t.max_code : t.overflow_code;
+  const uint32_t e_field = v >> man, m_field = v & ((1u << man) - 1u);
+  if (e_field == e_all_ones) return m_field != 0 ? nan_mag : clamp;  // NaN, Inf
+  if (v == 0) return 0;
+  const uint32_t sig = e_field != 0 ? (1u << man) | m_field : m_field;
+  const int sig_exp = static_cast<int>(e_field != 0 ? e_field : 1u) - bias - man;
+  int top = 0;
+  while ((sig >> (top + 1)) != 0) ++top;
+  const int emin = 1 - t.bias;
+  const int e = top + sig_exp > emin ? top + sig_exp : emin;
+  const int s = e - t.man_bits - sig_exp;  // discarded bits of sig
+  uint32_t r = 0;
+  if (s <= 0) {
+    r = sig << -s;
+  } else if (s < 31) {
+    const uint32_t rem = sig & ((1u << s) - 1u), half = 1u << (s - 1);
+    r = sig >> s;
+    if (rem > half || (rem == half && (r & 1u) != 0)) ++r;
+  }  // s >= 31: sig < 2^11 is below half a grid step, r = 0.
+  const uint32_t code = (static_cast<uint32_t>(e - emin) << t.man_bits) + r;
+  return code > t.max_code ? clamp : code;
+}
+
+// The tables of one (source, destination, saturation). An element is split
+// into its high byte H (sign, then the class bits) and low byte L:
+//   f16:  H = s EEEEE MM   L = MMMMMMMM     class = H & 0x7F (vpermi2b ignores bit 7)
+//   bf16: H = s EEEEEEE    L = E MMMMMMM    class = slot[H & 0x7F] | L >> (8 - sub_bits)
+// A class holds the magnitudes of one high byte (f16: a quarter binade) or
+// of one L range of an exponent pair (bf16; exponent pairs whose codes
+// agree share a slot). Within a class the code is non-decreasing in L and
+// steps by one (source steps are finer than the code's), so with at most
+// two steps it is
+//   code = base[c] + (L > step1[c]) + (L > step2[c])   (255: no step).
+struct Half16Lut {
+  alignas(64) uint8_t slot[128];
+  alignas(64) uint8_t base[128];
+  alignas(64) uint8_t step1[128];
+  alignas(64) uint8_t step2[128];
+  int sub_bits;  // bf16 only
+  int steps;     // the most steps of any class (1 or 2)
+  bool ok;       // every class fits (at most two steps, at most 128 classes)
+};
+
+struct Half16Class {
+  uint8_t base, step1, step2;
+  int steps;
+};
+
+// The class of the magnitudes v0 + l, l < count (count <= 256): base and the
+// thresholds (offsets l - 1 where the code steps, found by bisection).
+constexpr Half16Class DescribeHalf16Class(bool bf16, uint32_t v0, uint32_t count, FastFormat t,
+                                          bool satfinite, uint32_t nan_mag) {
+  const uint32_t lo = Half16RnMagnitude(bf16, v0, t, satfinite, nan_mag);
+  const uint32_t hi = Half16RnMagnitude(bf16, v0 + count - 1, t, satfinite, nan_mag);
+  Half16Class c{static_cast<uint8_t>(lo), 255, 255, static_cast<int>(hi - lo)};
+  for (int k = 0; k < c.steps && k < 2; ++k) {
+    uint32_t a = 1, b = count - 1;  // smallest l with code(v0 + l) > lo + k
+    while (a < b) {
+      const uint32_t mid = (a + b) / 2;
+      if (Half16RnMagnitude(bf16, v0 + mid, t, satfinite, nan_mag) > lo + k) {
+        b = mid;
+      } else {
+        a = mid + 1;
+      }
+    }
+    (k == 0 ? c.step1 : c.step2) = static_cast<uint8_t>(a - 1);
+  }
+  return c;
+}
+
+constexpr Half16Lut MakeHalf16Lut(bool bf16, FastFormat t, bool satfinite, uint32_t nan_mag,
+                                  int sub_bits) {
+  Half16Lut lut{};
+  lut.ok = true;
+  if (!bf16) {
+    for (uint32_t c = 0; c < 128; ++c) {
+      const Half16Class f = DescribeHalf16Class(false, c << 8, 256, t, satfinite, nan_mag);
+      lut.base[c] = f.base;
+      lut.step1[c] = f.step1;
+      lut.step2[c] = f.step2;
+      lut.ok = lut.ok && f.steps <= 2;
+      lut.steps = f.steps > lut.steps ? f.steps : lut.steps;
+    }
+    return lut;
+  }
+  lut.sub_bits = sub_bits;
+  const uint32_t subs = 1u << sub_bits, width = 256u >> sub_bits;
+  Half16Class pairs[128][8] = {};
+  int slot_of[128] = {};
+  int slots = 0;
+  for (uint32_t p = 0; p < 128; ++p) {
+    for (uint32_t s = 0; s < subs; ++s) {
+      Half16Class f = DescribeHalf16Class(true, (p << 8) | (s * width), width, t, satfinite, nan_mag);
+      // Thresholds compare against L itself, whose top bits are s.
+      if (f.step1 != 255) f.step1 = static_cast<uint8_t>(f.step1 + s * width);
+      if (f.step2 != 255) f.step2 = static_cast<uint8_t>(f.step2 + s * width);
+      pairs[p][s] = f;
+      lut.ok = lut.ok && f.steps <= 2;
+      lut.steps = f.steps > lut.steps ? f.steps : lut.steps;
+    }
+    int found = -1;
+    for (uint32_t q = 0; q < p && found < 0; ++q) {
+      bool same = true;
+      for (uint32_t s = 0; s < subs; ++s) {
+        same = same && pairs[q][s].base == pairs[p][s].base &&
+               pairs[q][s].step1 == pairs[p][s].step1 && pairs[q][s].step2 == pairs[p][s].step2;
+      }
+      if (same) found = slot_of[q];
+    }
+    if (found < 0) found = slots++;
+    slot_of[p] = found;
+    lut.slot[p] = static_cast<uint8_t>(found << sub_bits);
+    for (uint32_t s = 0; s < subs; ++s) {
+      const uint32_t c = (static_cast<uint32_t>(found) << sub_bits) | s;
+      if (c < 128) {
+        lut.base[c] = pairs[p][s].base;
+        lut.step1[c] = pairs[p][s].step1;
+        lut.step2[c] = pairs[p][s].step2;
+      }
+    }
+  }
+  lut.ok = lut.ok && (slots << sub_bits) <= 128;
+  return lut;
+}
+
+// The tables of kBF16 -> t: bf16 takes three class bits from L (e0 and the
+// top two mantissa bits, a quarter binade) where the slots fit, else two.
+constexpr Half16Lut Half16LutFor(bool bf16, FastFormat t, bool satfinite, uint32_t nan_mag) {
+  if (!bf16) return MakeHalf16Lut(false, t, satfinite, nan_mag, 0);
+  const Half16Lut three = MakeHalf16Lut(true, t, satfinite, nan_mag, 3);
+  return three.ok ? three : MakeHalf16Lut(true, t, satfinite, nan_mag, 2);
+}
+
+// vpermt2b indices of a:b (two vectors of 32 u16): byte i of the result is
+// byte 2i + 1 (hi) or 2i (lo), the high and low bytes of element i.
+struct Half16Gather {
+  alignas(64) uint8_t hi[64];
+  alignas(64) uint8_t lo[64];
+};
+constexpr Half16Gather MakeHalf16Gather() {
+  Half16Gather g{};
+  for (int i = 0; i < 64; ++i) {
+    g.lo[i] = static_cast<uint8_t>(2 * i);
+    g.hi[i] = static_cast<uint8_t>(2 * i + 1);
+  }
+  return g;
+}
+inline constexpr Half16Gather kHalf16Gather = MakeHalf16Gather();
+
+}  // namespace mxpack::internal
+#endif  // MXPACK_SRC_FORMAT_ENCODE_HALF16_LUT_TABLES_
+
+#if defined(MXPACK_SRC_FORMAT_ENCODE_HALF16_LUT_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef MXPACK_SRC_FORMAT_ENCODE_HALF16_LUT_INL_H_
+#undef MXPACK_SRC_FORMAT_ENCODE_HALF16_LUT_INL_H_
+#else
+#define MXPACK_SRC_FORMAT_ENCODE_HALF16_LUT_INL_H_
+#endif
+
+#include "hwy/highway.h"
+#include "src/format/convert_params.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace mxpack {
+namespace HWY_NAMESPACE {
+
+#undef MXPACK_HAVE_HALF16_LUT_ENCODE  // per target: this header is re-included
+#if HWY_ARCH_X86 && HWY_TARGET == HWY_AVX3_DL
+#define MXPACK_HAVE_HALF16_LUT_ENCODE 1
+// bf16 / f16 (kSrc) -> kTo (at most 8 bits) under rn, 64 elements per call:
+//
+//   using Enc = Avx512LutEncodeHalf16<kSrc, kTo, kSatFinite, kRelu>;
+//   const Enc::Tables t = Enc::LoadTables();   // once, outside the loop
+//   Enc::Encode64(t, a, b) -> __m512i
+//
+// returns the codes of the 32 + 32 source elements of a and b, in order, as
+// u8 lanes, bit-identical to scalar::Convert(kSrc, kTo, rn policy) for every
+// input (docs/semantics.md section 1). Two vpermt2b split the elements into
+// high bytes H and low bytes L; the magnitude code is
+//   base[c] + (L > step1[c]) + (L > step2[c])
+// for the class c of Half16Lut (f16: c = H; bf16: one more lookup for the
+// exponent pair's slot, plus three or two bits of L), each table a 128-entry
+// vpermi2b and each step one unsigned compare and a masked add. Normal,
+// subnormal, saturating and NaN inputs are the same operations; only the
+// sign is applied after the lookups:
+//  * NaN magnitudes get the marker kNanMag = clamp + 1, one step above Inf's
+//    code in the class (Inf, NaN) of the smallest NaN bit patterns; the marker
+//    leaves the sign off and becomes nan_code.
+//  * signed 8-bit codes with kNanMag >= nan_code: bit 7 of a vpavgb (or the
+//    code itself) flags the marker, and one ternary op keeps H's sign bit
+//    where it is clear; fp4 / fp6 and e5m2 flag it with a byte compare.
+template <internal::SrcKind kSrc, Format kTo, bool kSatFinite, bool kRelu>
+struct Avx512LutEncodeHalf16 {
+  static_assert(kSrc == internal::SrcKind::kBF16 || kSrc == internal::SrcKind::kF16,
+                "16-bit sources only");
+  static_assert(internal::HasFastEncode(kTo, kSatFinite, kRelu), "no rn encoder for this policy");
+  static constexpr internal::FastFormat kT = internal::FastFormatOf(kTo);
+  static_assert(kT.bits <= 8 && kTo != Format::kUE8M0, "narrow rn destinations only");
+  static constexpr bool kBF16 = kSrc == internal::SrcKind::kBF16;
+  static constexpr uint32_t kClamp = kSatFinite ? kT.max_code : kT.overflow_code;
+  // Signed formats: a marker one above every other magnitude; unsigned
+  // (ue4m3): nan_code itself, no sign to suppress.
+  static constexpr uint8_t kNanMag = static_cast<uint8_t>(kT.has_sign ? kClamp + 1 : kT.nan_code);
+  static constexpr internal::Half16Lut kLut =
+      internal::Half16LutFor(kBF16, kT, kSatFinite, kNanMag);
+  static_assert(kLut.ok, "a class needs more than two thresholds");
+
+  struct Tables {
+    __m512i hi_idx, lo_idx, slot0, slot1, base0, base1, step1_0, step1_1, step2_0, step2_1;
+  };
+
+  static HWY_INLINE Tables LoadTables() {
+    const auto load = [](const uint8_t* p) { return _mm512_loadu_si512(p); };
+    return {load(internal::kHalf16Gather.hi), load(internal::kHalf16Gather.lo),        load(kLut.slot),
+            load(kLut.slot + 64),    load(kLut.base),         load(kLut.base + 64),
+            load(kLut.step1),        load(kLut.step1 + 64),   load(kLut.step2),
+            load(kLut.step2 + 64)};
+  }
+
+  static HWY_INLINE __m512i Encode64(const Tables& t, __m512i a, __m512i b) {
+    const __m512i hi = _mm512_permutex2var_epi8(a, t.hi_idx, b);
+    const __m512i lo = _mm512_permutex2var_epi8(a, t.lo_idx, b);
+    __m512i cls = hi;
+    if constexpr (kBF16) {
+      // (slot & ~m) | ((L >> (8 - sub_bits)) & m), m = 2^sub_bits - 1; the
+      // 16-bit shift brings the next byte's bits only above m.
+      const __m512i slot = _mm512_permutex2var_epi8(t.slot0, hi, t.slot1);
+      cls = _mm512_ternarylogic_epi32(slot, _mm512_srli_epi16(lo, 8 - kLut.sub_bits),
+                                      _mm512_set1_epi8((1 << kLut.sub_bits) - 1), 0xD8);
+    }
+    const __m512i one = _mm512_set1_epi8(1);
+    __m512i code = _mm512_permutex2var_epi8(t.base0, cls, t.base1);
+    code = _mm512_mask_add_epi8(
+        code, _mm512_cmpgt_epu8_mask(lo, _mm512_permutex2var_epi8(t.step1_0, cls, t.step1_1)),
+        code, one);
+    if constexpr (kLut.steps > 1) {
+      code = _mm512_mask_add_epi8(
+          code, _mm512_cmpgt_epu8_mask(lo, _mm512_permutex2var_epi8(t.step2_0, cls, t.step2_1)),
+          code, one);
+    }
+    return Finish(code, hi);
+  }
+
+ private:
+  // code (magnitudes, NaN = kNanMag) and H (sign in bit 7) -> the codes.
+  static HWY_INLINE __m512i Finish(__m512i code, __m512i hi) {
+    const __m512i nan_code = _mm512_set1_epi8(static_cast<char>(kT.nan_code));
+    if constexpr (!kT.has_sign) {
+      return code;  // kNanMag = nan_code
+    } else if constexpr (kRelu) {
+      // Negative non-NaN lanes (and -0) become +0.
+      const __mmask64 is_nan = _mm512_cmpeq_epi8_mask(code, _mm512_set1_epi8(kNanMag));
+      code = _mm512_mask_mov_epi8(code, is_nan, nan_code);
+      return _mm512_maskz_mov_epi8(~_mm512_movepi8_mask(hi) | is_nan, code);
+    } else if constexpr (kT.bits == 8 && kNanMag >= kT.nan_code) {
+      // Bit 7 of flag is set exactly on the marker: the code itself when the
+      // marker is 0x80 (e4m3 nosat), else (code + 0x100 - kNanMag) >> 1.
+      const __m512i flag =
+          kNanMag >= 0x80
+              ? code
+              : _mm512_avg_epu8(code, _mm512_set1_epi8(static_cast<char>(0xFF - kNanMag)));
+      // H & ~flag & 0x80: the sign of the non-NaN lanes.
+      const __m512i sign =
+          _mm512_ternarylogic_epi32(hi, flag, _mm512_set1_epi8(static_cast<char>(0x80)), 0x20);
+      if constexpr (kNanMag != kT.nan_code) code = _mm512_min_epu8(code, nan_code);
+      return _mm512_or_si512(code, sign);
+    } else if constexpr (kT.bits == 8) {
+      // e5m2: the marker sits below nan_code.
+      const __mmask64 is_nan = _mm512_cmpeq_epi8_mask(code, _mm512_set1_epi8(kNanMag));
+      const __m512i signed_code =
+          _mm512_ternarylogic_epi32(code, hi, _mm512_set1_epi8(static_cast<char>(0x80)), 0xF8);
+      return _mm512_mask_mov_epi8(signed_code, is_nan, nan_code);
+    } else {
+      // fp4 / fp6 (satfinite): the sign goes to bit bits - 1 of the
+      // negative non-NaN lanes; NaN is positive max finite (= nan_code).
+      const __mmask64 negative =
+          _mm512_mask_cmplt_epu8_mask(_mm512_movepi8_mask(hi), code, _mm512_set1_epi8(kNanMag));
+      code = _mm512_min_epu8(code, nan_code);
+      return _mm512_mask_add_epi8(code, negative, code,
+                                  _mm512_set1_epi8(static_cast<char>(1u << (kT.bits - 1))));
+    }
+  }
+
+};
+#endif  // AVX3_DL
+
+}  // namespace HWY_NAMESPACE
+}  // namespace mxpack
+HWY_AFTER_NAMESPACE();
+
+#endif  // MXPACK_SRC_FORMAT_ENCODE_HALF16_LUT_INL_H_

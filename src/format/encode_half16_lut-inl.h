@@ -50,23 +50,27 @@ constexpr uint32_t Half16RnMagnitude(bool bf16, uint32_t v, FastFormat t, bool s
 }
 
 // The tables of one (source, destination, saturation). An element is split
-// into its high byte H (sign, then the class bits) and low byte L:
-//   f16:  H = s EEEEE MM   L = MMMMMMMM     class = H & 0x7F (vpermi2b ignores bit 7)
-//   bf16: H = s EEEEEEE    L = E MMMMMMM    class = slot[H & 0x7F] | L >> (8 - sub_bits)
-// A class holds the magnitudes of one high byte (f16: a quarter binade) or
-// of one L range of an exponent pair (bf16; exponent pairs whose codes
-// agree share a slot). Within a class the code is non-decreasing in L and
-// steps by one (source steps are finer than the code's), so with at most
-// two steps it is
+// into its high byte H and low byte L; vpermi2b reads bits 6:0 of an index
+// byte, so H's sign never reaches a lookup:
+//   f16:   H = s EEEEE MM   L = MMMMMMMM
+//   bf16:  H = s EEEEEEE    L = E MMMMMMM
+// Every lookup class c covers magnitudes whose code is non-decreasing in L
+// and steps by one (the source grid is finer than the code's), so
 //   code = base[c] + (L > step1[c]) + (L > step2[c])   (255: no step).
+//  * f16: c = H & 0x7F, a quarter binade: at most two steps (3-bit codes).
+//  * bf16: H holds only an exponent pair p. pair[p] = P | k, with P a
+//    multiple of 8 and k < 8 a pattern shared by every pair whose codes are
+//    P plus the same function of L (all the normal pairs: P moves by the
+//    pair's exponents). c = (L >> 4) << 3 | k, an eighth of a binade: at
+//    most one step, and base[c] is the pattern's code offset minus k, so
+//      code = base[c] + pair[p] + (L > step1[c]).
 struct Half16Lut {
-  alignas(64) uint8_t slot[128];
+  alignas(64) uint8_t pair[128];  // bf16 only
   alignas(64) uint8_t base[128];
   alignas(64) uint8_t step1[128];
-  alignas(64) uint8_t step2[128];
-  int sub_bits;  // bf16 only
-  int steps;     // the most steps of any class (1 or 2)
-  bool ok;       // every class fits (at most two steps, at most 128 classes)
+  alignas(64) uint8_t step2[128];  // f16 only
+  int steps;  // the most steps of any class
+  bool ok;    // every class fits (bf16: at most 8 patterns)
 };
 
 struct Half16Class {
@@ -75,7 +79,7 @@ struct Half16Class {
 };
 
 // The class of the magnitudes v0 + l, l < count (count <= 256): base and the
-// thresholds (offsets l - 1 where the code steps, found by bisection).
+// thresholds v0-relative l - 1 at each step (bisection; at most two).
 constexpr Half16Class DescribeHalf16Class(bool bf16, uint32_t v0, uint32_t count, FastFormat t,
                                           bool satfinite, uint32_t nan_mag) {
   const uint32_t lo = Half16RnMagnitude(bf16, v0, t, satfinite, nan_mag);
@@ -96,8 +100,7 @@ constexpr Half16Class DescribeHalf16Class(bool bf16, uint32_t v0, uint32_t count
   return c;
 }
 
-constexpr Half16Lut MakeHalf16Lut(bool bf16, FastFormat t, bool satfinite, uint32_t nan_mag,
-                                  int sub_bits) {
+constexpr Half16Lut MakeHalf16Lut(bool bf16, FastFormat t, bool satfinite, uint32_t nan_mag) {
   Half16Lut lut{};
   lut.ok = true;
   if (!bf16) {
@@ -111,52 +114,46 @@ constexpr Half16Lut MakeHalf16Lut(bool bf16, FastFormat t, bool satfinite, uint3
     }
     return lut;
   }
-  lut.sub_bits = sub_bits;
-  const uint32_t subs = 1u << sub_bits, width = 256u >> sub_bits;
-  Half16Class pairs[128][8] = {};
-  int slot_of[128] = {};
-  int slots = 0;
+  // Patterns: code offsets from P and thresholds over the 16 L ranges.
+  uint8_t offset[8][16] = {}, step[8][16] = {};
+  int patterns = 0;
   for (uint32_t p = 0; p < 128; ++p) {
-    for (uint32_t s = 0; s < subs; ++s) {
-      Half16Class f = DescribeHalf16Class(true, (p << 8) | (s * width), width, t, satfinite, nan_mag);
-      // Thresholds compare against L itself, whose top bits are s.
-      if (f.step1 != 255) f.step1 = static_cast<uint8_t>(f.step1 + s * width);
-      if (f.step2 != 255) f.step2 = static_cast<uint8_t>(f.step2 + s * width);
-      pairs[p][s] = f;
-      lut.ok = lut.ok && f.steps <= 2;
+    uint8_t off[16] = {}, st[16] = {};
+    uint32_t base_p = 0;
+    for (uint32_t s = 0; s < 16; ++s) {
+      const Half16Class f =
+          DescribeHalf16Class(true, (p << 8) | (s << 4), 16, t, satfinite, nan_mag);
+      lut.ok = lut.ok && f.steps <= 1;
       lut.steps = f.steps > lut.steps ? f.steps : lut.steps;
+      if (s == 0) base_p = f.base & ~7u;
+      off[s] = static_cast<uint8_t>(f.base - base_p);
+      // Thresholds compare against L itself, whose top bits are s.
+      st[s] = f.step1 == 255 ? 255 : static_cast<uint8_t>(f.step1 + (s << 4));
     }
-    int found = -1;
-    for (uint32_t q = 0; q < p && found < 0; ++q) {
+    int k = -1;
+    for (int q = 0; q < patterns && k < 0; ++q) {
       bool same = true;
-      for (uint32_t s = 0; s < subs; ++s) {
-        same = same && pairs[q][s].base == pairs[p][s].base &&
-               pairs[q][s].step1 == pairs[p][s].step1 && pairs[q][s].step2 == pairs[p][s].step2;
-      }
-      if (same) found = slot_of[q];
+      for (int s = 0; s < 16; ++s) same = same && offset[q][s] == off[s] && step[q][s] == st[s];
+      if (same) k = q;
     }
-    if (found < 0) found = slots++;
-    slot_of[p] = found;
-    lut.slot[p] = static_cast<uint8_t>(found << sub_bits);
-    for (uint32_t s = 0; s < subs; ++s) {
-      const uint32_t c = (static_cast<uint32_t>(found) << sub_bits) | s;
-      if (c < 128) {
-        lut.base[c] = pairs[p][s].base;
-        lut.step1[c] = pairs[p][s].step1;
-        lut.step2[c] = pairs[p][s].step2;
+    if (k < 0) {
+      lut.ok = lut.ok && patterns < 8;
+      k = patterns < 8 ? patterns++ : 0;
+      for (int s = 0; s < 16; ++s) {
+        offset[k][s] = off[s];
+        step[k][s] = st[s];
       }
+    }
+    lut.pair[p] = static_cast<uint8_t>(base_p | static_cast<uint32_t>(k));
+  }
+  for (uint32_t k = 0; k < 8; ++k) {
+    for (uint32_t s = 0; s < 16; ++s) {
+      lut.base[(s << 3) | k] = static_cast<uint8_t>(offset[k][s] - k);
+      lut.step1[(s << 3) | k] = step[k][s];
+      lut.step2[(s << 3) | k] = 255;
     }
   }
-  lut.ok = lut.ok && (slots << sub_bits) <= 128;
   return lut;
-}
-
-// The tables of kBF16 -> t: bf16 takes three class bits from L (e0 and the
-// top two mantissa bits, a quarter binade) where the slots fit, else two.
-constexpr Half16Lut Half16LutFor(bool bf16, FastFormat t, bool satfinite, uint32_t nan_mag) {
-  if (!bf16) return MakeHalf16Lut(false, t, satfinite, nan_mag, 0);
-  const Half16Lut three = MakeHalf16Lut(true, t, satfinite, nan_mag, 3);
-  return three.ok ? three : MakeHalf16Lut(true, t, satfinite, nan_mag, 2);
 }
 
 // vpermt2b indices of a:b (two vectors of 32 u16): byte i of the result is
@@ -204,11 +201,11 @@ namespace HWY_NAMESPACE {
 // returns the codes of the 32 + 32 source elements of a and b, in order, as
 // u8 lanes, bit-identical to scalar::Convert(kSrc, kTo, rn policy) for every
 // input (docs/semantics.md section 1). Two vpermt2b split the elements into
-// high bytes H and low bytes L; the magnitude code is
-//   base[c] + (L > step1[c]) + (L > step2[c])
-// for the class c of Half16Lut (f16: c = H; bf16: one more lookup for the
-// exponent pair's slot, plus three or two bits of L), each table a 128-entry
-// vpermi2b and each step one unsigned compare and a masked add. Normal,
+// high bytes H and low bytes L; the magnitude code is that of Half16Lut,
+//   f16:  base[H] + (L > step1[H]) + (L > step2[H])
+//   bf16: base[c] + pair[H] + (L > step1[c]),  c = (L >> 4) << 3 | pair[H] & 7,
+// each table a 128-entry vpermi2b and each step one unsigned compare and a
+// masked add (f16: 5 lookups, bf16: 5 lookups and a shift). Normal,
 // subnormal, saturating and NaN inputs are the same operations; only the
 // sign is applied after the lookups:
 //  * NaN magnitudes get the marker kNanMag = clamp + 1, one step above Inf's
@@ -230,40 +227,51 @@ struct Avx512LutEncodeHalf16 {
   // (ue4m3): nan_code itself, no sign to suppress.
   static constexpr uint8_t kNanMag = static_cast<uint8_t>(kT.has_sign ? kClamp + 1 : kT.nan_code);
   static constexpr internal::Half16Lut kLut =
-      internal::Half16LutFor(kBF16, kT, kSatFinite, kNanMag);
-  static_assert(kLut.ok, "a class needs more than two thresholds");
+      internal::MakeHalf16Lut(kBF16, kT, kSatFinite, kNanMag);
+  static_assert(kLut.ok, "a class needs more thresholds (or bf16 more patterns) than Encode64 has");
 
   struct Tables {
-    __m512i hi_idx, lo_idx, slot0, slot1, base0, base1, step1_0, step1_1, step2_0, step2_1;
+    __m512i hi_idx, lo_idx, pair0, pair1, base0, base1, step1_0, step1_1, step2_0, step2_1;
   };
 
   static HWY_INLINE Tables LoadTables() {
     const auto load = [](const uint8_t* p) { return _mm512_loadu_si512(p); };
-    return {load(internal::kHalf16Gather.hi), load(internal::kHalf16Gather.lo),        load(kLut.slot),
-            load(kLut.slot + 64),    load(kLut.base),         load(kLut.base + 64),
-            load(kLut.step1),        load(kLut.step1 + 64),   load(kLut.step2),
+    return {load(internal::kHalf16Gather.hi),
+            load(internal::kHalf16Gather.lo),
+            load(kLut.pair),
+            load(kLut.pair + 64),
+            load(kLut.base),
+            load(kLut.base + 64),
+            load(kLut.step1),
+            load(kLut.step1 + 64),
+            load(kLut.step2),
             load(kLut.step2 + 64)};
   }
 
   static HWY_INLINE __m512i Encode64(const Tables& t, __m512i a, __m512i b) {
     const __m512i hi = _mm512_permutex2var_epi8(a, t.hi_idx, b);
     const __m512i lo = _mm512_permutex2var_epi8(a, t.lo_idx, b);
-    __m512i cls = hi;
-    if constexpr (kBF16) {
-      // (slot & ~m) | ((L >> (8 - sub_bits)) & m), m = 2^sub_bits - 1; the
-      // 16-bit shift brings the next byte's bits only above m.
-      const __m512i slot = _mm512_permutex2var_epi8(t.slot0, hi, t.slot1);
-      cls = _mm512_ternarylogic_epi32(slot, _mm512_srli_epi16(lo, 8 - kLut.sub_bits),
-                                      _mm512_set1_epi8((1 << kLut.sub_bits) - 1), 0xD8);
-    }
     const __m512i one = _mm512_set1_epi8(1);
-    __m512i code = _mm512_permutex2var_epi8(t.base0, cls, t.base1);
+    if constexpr (kBF16) {
+      // c = (L >> 4) << 3 | k: L >> 1 puts L's bits 7:4 at 6:3 (the 16-bit
+      // shift moves a neighbour's bit into bit 7, which vpermi2b ignores),
+      // and pair[p]'s bits 2:0 are k.
+      const __m512i pair = _mm512_permutex2var_epi8(t.pair0, hi, t.pair1);
+      const __m512i cls = _mm512_ternarylogic_epi32(pair, _mm512_srli_epi16(lo, 1),
+                                                    _mm512_set1_epi8(7), 0xE4);
+      __m512i code = _mm512_add_epi8(_mm512_permutex2var_epi8(t.base0, cls, t.base1), pair);
+      code = _mm512_mask_add_epi8(
+          code, _mm512_cmpgt_epu8_mask(lo, _mm512_permutex2var_epi8(t.step1_0, cls, t.step1_1)),
+          code, one);
+      return Finish(code, hi);
+    }
+    __m512i code = _mm512_permutex2var_epi8(t.base0, hi, t.base1);
     code = _mm512_mask_add_epi8(
-        code, _mm512_cmpgt_epu8_mask(lo, _mm512_permutex2var_epi8(t.step1_0, cls, t.step1_1)),
+        code, _mm512_cmpgt_epu8_mask(lo, _mm512_permutex2var_epi8(t.step1_0, hi, t.step1_1)),
         code, one);
     if constexpr (kLut.steps > 1) {
       code = _mm512_mask_add_epi8(
-          code, _mm512_cmpgt_epu8_mask(lo, _mm512_permutex2var_epi8(t.step2_0, cls, t.step2_1)),
+          code, _mm512_cmpgt_epu8_mask(lo, _mm512_permutex2var_epi8(t.step2_0, hi, t.step2_1)),
           code, one);
     }
     return Finish(code, hi);

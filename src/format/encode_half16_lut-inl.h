@@ -156,6 +156,71 @@ constexpr Half16Lut MakeHalf16Lut(bool bf16, FastFormat t, bool satfinite, uint3
   return lut;
 }
 
+// ue8m0 code of an f16 magnitude v under rz (floor of log2 |x|) or rp
+// (ceiling), docs/semantics.md section 1: the exponent of |x| plus 127, plus
+// one under rp when |x| is not a power of two; zero gives 0, NaN 0xFF, Inf
+// 0xFE (satfinite) or 0xFF. Every f16 lies in [2^-24, 2^16].
+constexpr uint32_t F16UE8M0(uint32_t v, bool rp, bool satfinite) {
+  const uint32_t e_field = v >> 10, m_field = v & 0x3FFu;
+  if (e_field == 0x1F) return m_field != 0 || !satfinite ? 0xFFu : 0xFEu;
+  if (v == 0) return 0;
+  const uint32_t sig = e_field != 0 ? 0x400u | m_field : m_field;
+  int top = 0;
+  while ((sig >> (top + 1)) != 0) ++top;
+  const int e = top + static_cast<int>(e_field != 0 ? e_field : 1u) - 25;
+  return static_cast<uint32_t>(e + 127) + (rp && sig != (1u << top) ? 1u : 0u);
+}
+
+// Tables of f16 -> ue8m0: for H >= 1 (|x| >= 2^-16, codes >= 111) a class
+// is code = base[H] + (L > step1[H]) (one step at most: rp above a power of
+// two, satfinite from Inf to NaN). H = 0 (|x| = L 2^-24) has one code per power of two of L; there the
+// code is max(low[L & 0x7F], min(L - 18 (saturating), cap)), cap = 110 (rz)
+// or 111 (rp): low[] holds the codes of L < 128, and min(L - 18, cap) is the
+// code of every L >= 128 (110, or under rp 110 at L = 128 and 111 above)
+// while staying at or below low[L] for L < 128. Both terms stay below 111
+// (rp: at most 111), the smallest code of H >= 1, so the encoder takes the
+// max of the two forms for every lane and class 0 has base 0, no step.
+struct F16UE8M0Lut {
+  alignas(64) uint8_t base[128];
+  alignas(64) uint8_t step1[128];
+  alignas(64) uint8_t low[128];
+  bool steps;  // some class steps (rp; rz satfinite: Inf -> NaN)
+  bool ok;
+};
+
+constexpr F16UE8M0Lut MakeF16UE8M0Lut(bool rp, bool satfinite) {
+  F16UE8M0Lut lut{};
+  lut.ok = true;
+  const uint32_t cap = rp ? 111 : 110;
+  for (uint32_t c = 0; c < 128; ++c) {
+    const uint32_t lo = F16UE8M0(c << 8, rp, satfinite), hi = F16UE8M0((c << 8) | 0xFF, rp, satfinite);
+    lut.base[c] = static_cast<uint8_t>(c == 0 ? 0 : lo);
+    lut.step1[c] = 255;
+    lut.ok = lut.ok && (c == 0 || lo >= cap);
+    if (c != 0 && hi != lo) {
+      uint32_t a = 1, b = 255;  // smallest L with a larger code
+      while (a < b) {
+        const uint32_t mid = (a + b) / 2;
+        if (F16UE8M0((c << 8) | mid, rp, satfinite) > lo) {
+          b = mid;
+        } else {
+          a = mid + 1;
+        }
+      }
+      lut.step1[c] = static_cast<uint8_t>(a - 1);
+      lut.steps = true;
+      lut.ok = lut.ok && hi == lo + 1;
+    }
+    lut.low[c] = static_cast<uint8_t>(F16UE8M0(c, rp, satfinite));
+  }
+  for (uint32_t l = 0; l < 256; ++l) {  // the H = 0 form, checked against the model
+    const uint32_t low = F16UE8M0(l & 0x7F, rp, satfinite), tail = l > 18 ? l - 18 : 0;
+    const uint32_t form = low > (tail < cap ? tail : cap) ? low : (tail < cap ? tail : cap);
+    lut.ok = lut.ok && form == F16UE8M0(l, rp, satfinite);
+  }
+  return lut;
+}
+
 // vpermt2b indices of a:b (two vectors of 32 u16): byte i of the result is
 // byte 2i + 1 (hi) or 2i (lo), the high and low bytes of element i.
 struct Half16Gather {
@@ -317,6 +382,46 @@ struct Avx512LutEncodeHalf16 {
     }
   }
 
+};
+
+// f16 -> ue8m0 under rz (kRP false) or rp, 64 elements per call
+// (docs/semantics.md section 1; the sign is ignored), by the tables of
+// F16UE8M0Lut:
+//
+//   using Enc = Avx512LutF16ToUE8M0<kRP, kSatFinite>;
+//   Enc::Encode64(Enc::LoadTables(), a, b) -> __m512i (codes in u8 lanes)
+template <bool kRP, bool kSatFinite>
+struct Avx512LutF16ToUE8M0 {
+  static constexpr internal::F16UE8M0Lut kLut = internal::MakeF16UE8M0Lut(kRP, kSatFinite);
+  static_assert(kLut.ok, "f16 -> ue8m0 tables do not fit the encoder");
+
+  struct Tables {
+    __m512i hi_idx, lo_idx, base0, base1, step1_0, step1_1, low0, low1;
+  };
+
+  static HWY_INLINE Tables LoadTables() {
+    const auto load = [](const uint8_t* p) { return _mm512_loadu_si512(p); };
+    return {load(internal::kHalf16Gather.hi), load(internal::kHalf16Gather.lo),
+            load(kLut.base),                  load(kLut.base + 64),
+            load(kLut.step1),                 load(kLut.step1 + 64),
+            load(kLut.low),                   load(kLut.low + 64)};
+  }
+
+  static HWY_INLINE __m512i Encode64(const Tables& t, __m512i a, __m512i b) {
+    const __m512i hi = _mm512_permutex2var_epi8(a, t.hi_idx, b);
+    const __m512i lo = _mm512_permutex2var_epi8(a, t.lo_idx, b);
+    __m512i code = _mm512_permutex2var_epi8(t.base0, hi, t.base1);
+    if constexpr (kLut.steps) {
+      code = _mm512_mask_add_epi8(
+          code, _mm512_cmpgt_epu8_mask(lo, _mm512_permutex2var_epi8(t.step1_0, hi, t.step1_1)),
+          code, _mm512_set1_epi8(1));
+    }
+    // The H = 0 form (below every other class's codes, so a max merges it).
+    const __m512i tail = _mm512_min_epu8(_mm512_subs_epu8(lo, _mm512_set1_epi8(18)),
+                                         _mm512_set1_epi8(kRP ? 111 : 110));
+    const __m512i low = _mm512_max_epu8(_mm512_permutex2var_epi8(t.low0, lo, t.low1), tail);
+    return _mm512_max_epu8(code, low);
+  }
 };
 #endif  // AVX3_DL
 

@@ -207,15 +207,26 @@ MXPACK_FP16_TARGET HWY_NOINLINE void Fp16EncodeF32Array(const uint8_t* HWY_RESTR
 #endif
 
 #ifdef MXPACK_HAVE_HALF16_ENCODE
-// bf16 / f16 -> kTo (at most 8 bits) rn in u16 lanes, 64 elements per step.
+// bf16 / f16 -> kTo (at most 8 bits) rn, 64 elements per step: byte tables
+// on AVX3_DL (Avx512LutEncodeHalf16, tables held in registers), u16 lanes on
+// AVX3 (Avx512EncodeHalf16).
 template <internal::SrcKind kSrc, Format kTo, bool kSatFinite, bool kRelu>
 HWY_NOINLINE void Half16EncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
                                     size_t n) {
-  using Enc = Avx512EncodeHalf16<kSrc, kTo, kSatFinite, kRelu>;
   const hn::Full512<uint16_t> d16;
+#ifdef MXPACK_HAVE_HALF16_LUT_ENCODE
+  using Enc = Avx512LutEncodeHalf16<kSrc, kTo, kSatFinite, kRelu>;
+  const typename Enc::Tables t = Enc::LoadTables();
+  ForEachStep<2, 1, 2>(d16, in, out, n, [&t](const uint8_t* src, uint8_t* dst) {
+    _mm512_storeu_si512(dst,
+                        Enc::Encode64(t, _mm512_loadu_si512(src), _mm512_loadu_si512(src + 64)));
+  });
+#else
+  using Enc = Avx512EncodeHalf16<kSrc, kTo, kSatFinite, kRelu>;
   ForEachStep<2, 1, 2>(d16, in, out, n, [](const uint8_t* src, uint8_t* dst) {
     _mm512_storeu_si512(dst, Enc::Encode64(_mm512_loadu_si512(src), _mm512_loadu_si512(src + 64)));
   });
+#endif
 }
 
 template <bool kSatFinite, bool kRelu>
@@ -751,17 +762,27 @@ HWY_NOINLINE void BF16ToUE8M0Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_
 #endif
 
 #ifdef MXPACK_HAVE_HALF16_ENCODE
-// f16 -> ue8m0 (Avx512F16ToUE8M0), 64 elements per step; the saturating pack
-// of StoreBytes2U16 maps the rp NaN code 0x100 to 0xFF.
+// f16 -> ue8m0, 64 elements per step: byte tables on AVX3_DL
+// (Avx512LutF16ToUE8M0), else Avx512F16ToUE8M0, whose rp NaN code 0x100 the
+// saturating pack of StoreBytes2U16 maps to 0xFF.
 template <bool kRP, bool kSatFinite>
 HWY_NOINLINE void F16ToUE8M0Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
                                   size_t n) {
-  using Enc = Avx512F16ToUE8M0<kRP, kSatFinite>;
   const hn::Full512<uint16_t> d16;
+#ifdef MXPACK_HAVE_HALF16_LUT_ENCODE
+  using Enc = Avx512LutF16ToUE8M0<kRP, kSatFinite>;
+  const typename Enc::Tables t = Enc::LoadTables();
+  ForEachStep<2, 1, 2>(d16, in, out, n, [&t](const uint8_t* src, uint8_t* dst) {
+    _mm512_storeu_si512(dst,
+                        Enc::Encode64(t, _mm512_loadu_si512(src), _mm512_loadu_si512(src + 64)));
+  });
+#else
+  using Enc = Avx512F16ToUE8M0<kRP, kSatFinite>;
   ForEachStep<2, 1, 2>(d16, in, out, n, [d16](const uint8_t* src, uint8_t* dst) {
     StoreBytes2U16(d16, hn::Vec512<uint16_t>{Enc::Encode32(_mm512_loadu_si512(src))},
                    hn::Vec512<uint16_t>{Enc::Encode32(_mm512_loadu_si512(src + 64))}, dst);
   });
+#endif
 }
 #endif
 

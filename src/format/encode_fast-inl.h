@@ -6,6 +6,7 @@
 //   encode_range-inl.h  RangeEncodeF32: AVX3_DL vrangeps + one f32 add
 //   encode_f16c-inl.h   F16cEncodeF32: F16C conversion after a sticky bit
 //   encode_half16-inl.h Avx512EncodeHalf16: bf16/f16 in u16 lanes, AVX-512BW
+//   encode_half16_lut-inl.h Avx512LutEncodeHalf16: bf16/f16 by byte tables, AVX3_DL
 //   encode_directed-inl.h Avx512DirectedEncodeF32: f32 under rz/rm/rp, AVX-512
 // Each is bit-identical to the scalar reference; the derivations are at each
 // encoder. Included once per target, like every -inl.h (each part carries its
@@ -16,4 +17,5 @@
 #include "src/format/encode_range-inl.h"
 #include "src/format/encode_f16c-inl.h"
 #include "src/format/encode_half16-inl.h"
+#include "src/format/encode_half16_lut-inl.h"
 #include "src/format/encode_directed-inl.h"

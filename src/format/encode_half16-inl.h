@@ -1,5 +1,6 @@
 // bf16 / f16 -> narrow codes in 16-bit lanes with AVX-512BW mask operations
-// (Avx512EncodeHalf16, AVX3 / AVX3_DL): 32 elements per vector, twice the
+// (Avx512EncodeHalf16, AVX3; AVX3_DL encodes by byte tables instead,
+// src/format/encode_half16_lut-inl.h): 32 elements per vector, twice the
 // lanes of the f32 encoders. Part of the fast encoders of
 // src/format/encode_fast-inl.h.
 
@@ -51,7 +52,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 //  * The code is formed in the high byte of the lane: the shift of pre to
 //    bit 8 merges the subnormal lanes (a masked shift), the sign bit (15 for
 //    8-bit codes) then comes from h with one ternary-logic op, and the final gather of
-//    the high bytes restores element order (AVX3_DL: one vpermt2b per 64).
+//    the high bytes restores element order.
 //  * NaN lanes (|h| above Inf) take nan_code through the clamp: a masked min
 //    whose other lanes get pre = nan_code << K (plus a marker at the sign
 //    bit, which the sign merge turns into a clear sign); relu zeroes
@@ -111,13 +112,9 @@ struct Avx512EncodeHalf16 {
       const __m512i s_even = _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(w_even), magic));
       const __m512i s_odd = _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(w_odd), magic));
       // Byte 0 of each sum -> byte 1 (element 2j) and byte 3 (element 2j+1).
-#if HWY_TARGET == HWY_AVX3_DL
-      const __m512i sub = _mm512_permutex2var_epi8(s_even, SubGatherIndex(), s_odd);
-#else
       const __m512i sub = _mm512_ternarylogic_epi32(_mm512_slli_epi32(s_even, 8),
                                                     _mm512_slli_epi32(s_odd, 24),
                                                     _mm512_set1_epi32(0x0000FF00), 0xEC);
-#endif
       const __mmask32 is_normal =
           _mm512_cmpge_epu16_mask(abs, _mm512_set1_epi16(static_cast<int16_t>(kMinNormal)));
       code = kK <= 8 ? _mm512_mask_slli_epi16(sub, is_normal, pre, 8 - kK)
@@ -145,21 +142,6 @@ struct Avx512EncodeHalf16 {
     return hn::ConcatOdd(d8, hn::Vec512<uint8_t>{EncodeHi(b)}, hn::Vec512<uint8_t>{EncodeHi(a)})
         .raw;
   }
-
- private:
-#if HWY_TARGET == HWY_AVX3_DL
-  // Bytes 4j+1 and 4j+3 <- byte 4j of the first and of the second table.
-  static HWY_INLINE __m512i SubGatherIndex() {
-    alignas(64) static constexpr uint8_t kIdx[64] = {
-#define MXPACK_G(j) 0, 4 * (j), 0, 64 + 4 * (j)
-        MXPACK_G(0),  MXPACK_G(1),  MXPACK_G(2),  MXPACK_G(3),  MXPACK_G(4),  MXPACK_G(5),
-        MXPACK_G(6),  MXPACK_G(7),  MXPACK_G(8),  MXPACK_G(9),  MXPACK_G(10), MXPACK_G(11),
-        MXPACK_G(12), MXPACK_G(13), MXPACK_G(14), MXPACK_G(15)
-#undef MXPACK_G
-    };
-    return _mm512_load_si512(kIdx);
-  }
-#endif
 };
 
 // bf16 -> f16 under rn, 32 elements in u16 lanes (docs/semantics.md section 1):

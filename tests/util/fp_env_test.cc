@@ -196,10 +196,13 @@ std::vector<Source> MxSources(size_t rows, size_t cols) {
   std::vector<uint16_t> h(rows * cols), b(rows * cols);
   for (size_t i = 0; i < f32.size(); ++i) {
     b[i] = static_cast<uint16_t>(Bits(f32[i]) >> 16);  // bf16 by truncation
-    // f16: the same blocks, moved into f16 range (exponents -24..15).
-    const float x =
-        std::ldexp(f32[i], -std::ilogb(f32[i] == 0 ? 1.0f : f32[i]) +
-                               static_cast<int>(i / 32 % 40) - 24);
+    // f16: the same blocks, moved into f16 range (exponents -24..15); zeros,
+    // Inf and NaN as they are.
+    const float v = f32[i];
+    const float x = std::isfinite(v) && v != 0.0f
+                        ? std::ldexp(v, -std::ilogb(v) +
+                                            static_cast<int>(i / 32 % 40) - 24)
+                        : v;
     uint16_t code = 0;
     EncodePolicy rn;
     (void)ConvertArray(Format::kF32, Format::kF16, rn,

@@ -96,12 +96,7 @@ struct CvtphEncodeF32 {
   static constexpr uint32_t kTinyBits = static_cast<uint32_t>(16 - kBias) << 23;
   static constexpr bool kAwayNonNeg = kMode == Rounding::kRP;
   static constexpr bool kAwayNeg = kT.has_sign && kMode == Rounding::kRM;
-  static constexpr int kRound =
-      (kMode == Rounding::kRN   ? _MM_FROUND_TO_NEAREST_INT
-       : kMode == Rounding::kRZ ? _MM_FROUND_TO_ZERO
-       : kMode == Rounding::kRM ? _MM_FROUND_TO_NEG_INF
-                                : _MM_FROUND_TO_POS_INF) |
-      _MM_FROUND_NO_EXC;
+  static constexpr int kRound = internal::RoundingImmediate(kMode);
 
   // 16 lanes -> their (scaled) f16 bits, rounded in kMode. Narrow formats
   // leave Inf, NaN and the saturation to the u16 steps.

@@ -95,12 +95,7 @@ struct RangeEncodeF32 {
       (kSatFinite || kT.overflow_code == kT.max_code + 1) &&
       (kMode == Rounding::kRN || (kSatFinite && kMode != Rounding::kRS));
   // vaddps's explicit rounding of the signed sum (see above).
-  static constexpr int kRound =
-      (kMode == Rounding::kRN   ? _MM_FROUND_TO_NEAREST_INT
-       : kMode == Rounding::kRZ ? _MM_FROUND_TO_ZERO
-       : kMode == Rounding::kRM ? _MM_FROUND_TO_NEG_INF
-                                : _MM_FROUND_TO_POS_INF) |
-      _MM_FROUND_NO_EXC;
+  static constexpr int kRound = internal::RoundingImmediate(kMode);
   static constexpr int kMan = kT.man_bits;
   // The clamp code: max finite (satfinite) or the overflow code (nosat).
   static constexpr uint32_t kClampCode = kSatFinite ? kT.max_code : kT.max_code + 1;

@@ -34,9 +34,11 @@
 
 #include "hwy/highway.h"
 #include "mxpack/format.h"
+#include "mxpack/scalar.h"  // Rounding
 #include "src/util/fp16_target.h"
 #include "src/util/lanes-inl.h"  // U8From2U16
 #if HWY_ARCH_X86
+#include <smmintrin.h>  // _MM_FROUND_*
 #include <xmmintrin.h>  // _mm_getcsr / _mm_setcsr
 #endif
 
@@ -79,6 +81,16 @@ constexpr bool HasFastEncode(Format to, bool satfinite, bool relu) {
 }
 
 #if HWY_ARCH_X86
+// The rounding-control immediate (with exceptions suppressed) of an
+// explicitly rounded AVX-512 operation or vcvtps2ph under rn / rz / rm / rp.
+constexpr int RoundingImmediate(Rounding mode) {
+  return (mode == Rounding::kRN   ? _MM_FROUND_TO_NEAREST_INT
+          : mode == Rounding::kRZ ? _MM_FROUND_TO_ZERO
+          : mode == Rounding::kRM ? _MM_FROUND_TO_NEG_INF
+                                  : _MM_FROUND_TO_POS_INF) |
+         _MM_FROUND_NO_EXC;
+}
+
 // Puts MXCSR in a known state for its lifetime: FTZ on, DAZ on or off (`daz`),
 // round to nearest; on destruction restores the caller's MXCSR, keeping the
 // exception flags raised meanwhile. With FTZ, F16cEncodeF32's scaling

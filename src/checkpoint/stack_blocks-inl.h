@@ -212,6 +212,12 @@ class StackBlockQuantizer : private StackOps {
                                    kSrc == internal::SrcKind::kBF16 &&
                                    HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86 &&
                                    hn::MaxLanes(DU()) == 16;
+  // NVFP4 from bf16 on AVX-512: scale codes by table (StackNvfp4Thresholds::
+  // code_lut) and elements by per-code threshold tables.
+  static constexpr bool kCompares = kNvfp4 &&
+                                    kSrc == internal::SrcKind::kBF16 &&
+                                    HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86 &&
+                                    hn::MaxLanes(DU()) == 16;
   static constexpr Format kW = kSrc == internal::SrcKind::kF32 ? Format::kF32
                                : kSrc == internal::SrcKind::kBF16
                                    ? Format::kBF16
@@ -220,13 +226,19 @@ class StackBlockQuantizer : private StackOps {
   static void Run(float tensor_scale, const uint8_t* HWY_RESTRICT in, size_t nb,
                   uint8_t* HWY_RESTRICT elements,
                   uint8_t* HWY_RESTRICT scales) {
-    // NVFP4's element thresholds per scale code, filled as codes appear.
-    internal::StackNvfp4Thresholds thr;
-    thr.arith = kArith;
-    thr.tensor_scale = tensor_scale;
+    // NVFP4's tables per tensor scale, filled as codes appear and kept for
+    // the next call with the same tensor scale (the callers quantize a
+    // tensor in many calls).
+    internal::StackNvfp4Thresholds* thr = nullptr;
+    if constexpr (kCompares) {
+      static thread_local internal::StackNvfp4Thresholds tables;
+      tables.Reset(kArith, tensor_scale);
+      tables.FillCodeTable();
+      thr = &tables;
+    }
     for (size_t b = 0; b < nb; b += kChunkBlocks) {
       Chunk(tensor_scale, in + b * kBlock * kIn, HWY_MIN(kChunkBlocks, nb - b),
-            elements + b * kOutPerBlock, scales + b, &thr);
+            elements + b * kOutPerBlock, scales + b, thr);
     }
   }
 
@@ -344,16 +356,28 @@ class StackBlockQuantizer : private StackOps {
     uint16_t mx4_bad[kChunkBlocks / 16 + 1];
     // (NVFP4 from bf16 on AVX-512 compares with per-code thresholds and
     // finds the divisor only for the blocks that divide.)
-    constexpr bool kCompares = kNvfp4 && kSrc == internal::SrcKind::kBF16 &&
-                               HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86 &&
-                               hn::MaxLanes(DU()) == 16;
     // (kCompares: the span of the codes' magnitudes and their largest
     // byte, over the chunk's blocks.)
     VU code_lo = hn::Set(du, 127u), code_hi = hn::Zero(du),
        code_max = hn::Zero(du);
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+    __m512i lut[4] = {};
+    if constexpr (kCompares) LoadCodeLut(*thr, lut);
+#endif
     for (size_t b = 0; b < nb; b += N) {
       VU code, f;
-      Scales(tensor_scale, hn::Load(du, amax + b), code, f, !kCompares);
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+      if constexpr (kCompares) {
+        if (!thr->code_table ||
+            !Nvfp4Bf16TableCodes(*thr, lut, hn::Load(du, amax + b), nb - b,
+                                 code)) {
+          Scales(tensor_scale, hn::Load(du, amax + b), code, f, false);
+        }
+      } else
+#endif
+      {
+        Scales(tensor_scale, hn::Load(du, amax + b), code, f, !kCompares);
+      }
       StoreLanes<1>(du, code, codes + b);
       if (!kCompares) hn::Store(f, du, factor + b);
       if constexpr (kCompares) {
@@ -894,6 +918,60 @@ class StackBlockQuantizer : private StackOps {
 #endif
   }
 
+  // The scale codes of 16 blocks (of which `valid` are real) from their
+  // amax bits `a` by StackNvfp4Thresholds' code table; false (code
+  // unchanged) where a real block lies outside the table's range. The
+  // table's byte index is bits 16..22 of A (vpermt2b reads 7 bits of each
+  // index byte), the exponent term 8 e bits 20.. of A with the low three
+  // (mantissa) bits cleared.
+  // lut: the table as LoadCodeLut holds it.
+  static HWY_INLINE void LoadCodeLut(const internal::StackNvfp4Thresholds& t,
+                                     __m512i lut[4]) {
+#if HWY_TARGET <= HWY_AVX3_DL
+    lut[0] = _mm512_load_si512(t.code_lut);
+    lut[1] = _mm512_load_si512(t.code_lut + 64);
+#else
+    // (Without VBMI: u16 entries, 32 per vector.)
+    for (int k = 0; k < 4; ++k) {
+      lut[k] = _mm512_cvtepu8_epi16(_mm256_load_si256(
+          reinterpret_cast<const __m256i*>(t.code_lut + 32 * k)));
+    }
+#endif
+  }
+  static HWY_INLINE bool Nvfp4Bf16TableCodes(
+      const internal::StackNvfp4Thresholds& t, const __m512i lut[4], VU a,
+      size_t valid, VU& code) {
+    const __m512i idx = _mm512_srli_epi32(a.raw, 16);
+#if HWY_TARGET <= HWY_AVX3_DL
+    const __m512i lk = _mm512_permutex2var_epi8(lut[0], idx, lut[1]);
+#else
+    // Entries 0..63 and 64..127 by index bits 0..5, then bit 6 picks.
+    const __m512i lk = _mm512_mask_blend_epi16(
+        _mm512_test_epi16_mask(idx, _mm512_set1_epi16(0x40)),
+        _mm512_permutex2var_epi16(lut[0], idx, lut[1]),
+        _mm512_permutex2var_epi16(lut[2], idx, lut[3]));
+#endif
+    const __m512i e8 = _mm512_and_si512(_mm512_srli_epi32(a.raw, 20),
+                                        _mm512_set1_epi32(~7));
+    const __m512i sum = _mm512_add_epi32(
+        _mm512_and_si512(lk, _mm512_set1_epi32(0xFF)),
+        _mm512_add_epi32(e8, _mm512_set1_epi32(t.code_bias)));
+    const __mmask16 real =
+        valid >= 16 ? __mmask16{0xFFFF}
+                    : static_cast<__mmask16>((1u << valid) - 1u);
+    // code_min_bits <= A < Inf (the scale of an Inf amax is not 2^k times
+    // that of a finite one), and the sum >= 8.
+    const __mmask16 ok = _mm512_mask_cmpge_epi32_mask(
+        _mm512_cmplt_epu32_mask(
+            _mm512_sub_epi32(
+                a.raw, _mm512_set1_epi32(static_cast<int>(t.code_min_bits))),
+            _mm512_set1_epi32(static_cast<int>(0x7F800000u - t.code_min_bits))),
+        sum, _mm512_set1_epi32(8));
+    if (HWY_UNLIKELY((ok & real) != real)) return false;
+    code = VU{_mm512_min_epi32(sum, _mm512_set1_epi32(0x7E))};
+    return true;
+  }
+
   // NVFP4 from bf16: two blocks (32 elements) in u16 lanes, each element's
   // nibble by comparison (internal::StackNvfp4Thresholds): the magnitude
   // code is the number of thresholds |x|'s bits exceed, the sign that of x
@@ -1062,13 +1140,16 @@ class StackBlockQuantizer : private StackOps {
           hn::IfThenElse(hn::Eq(code, hn::Zero(du)), hn::Set(du, 0x20u), code);
       if (with_factor) f = AsU(hn::Div(AsF(DecodeE4M3(code)), gs));
     } else if constexpr (kArith == internal::StackArith::kModelOptNvfp4) {
-      // s = amax / (6 t); 0 -> 1; below 2^-9 -> 2^-9 (bits compare: s >= 0,
-      // and NaN stays NaN); the encoder saturates at 448.
+      // s = amax / (6 t); 0 -> 1; below 2^-9 -> 2^-9 (unsigned bits
+      // compare: s >= 0, and NaN stays NaN, whichever its sign: Inf / Inf
+      // is the CPU's default NaN, negative on x86); the encoder saturates
+      // at 448, and its NaN code loses the sign (the scalar reference's
+      // e4m3(NaN) = 0x7F).
       VU s = AsU(hn::Div(AsF(a), hn::Set(df, 6.0f * tensor_scale)));
       s = hn::IfThenElse(hn::Eq(s, hn::Zero(du)), hn::Set(du, 0x3F800000u), s);
-      s = hn::IfThenElse(ILt(s, hn::Set(du, 0x3B000000u)),
+      s = hn::IfThenElse(hn::Lt(s, hn::Set(du, 0x3B000000u)),
                          hn::Set(du, 0x3B000000u), s);
-      code = Enc::EncodeRn(du, s);
+      code = hn::And(Enc::EncodeRn(du, s), hn::Set(du, 0x7Fu));
       if (with_factor)
         f = AsU(hn::Mul(AsF(DecodeE4M3(code)), hn::Set(df, tensor_scale)));
     } else if constexpr (kArith == internal::StackArith::kModelOptMxfp8) {

@@ -74,7 +74,12 @@ uint32_t StackAbsMaxBits(Format from, const uint8_t* in, size_t n) {
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "mxpack/scalar.h"
+#include "src/checkpoint/scheme.h"
 #include "src/mx/nvfp4_thresholds.h"
 #include "src/util/dispatch_util.h"
 
@@ -84,6 +89,59 @@ namespace internal {
 float StackNvfp4Divisor(StackArith a, float tensor_scale, uint8_t code) {
   const float d = scalar::DecodeToF32(Format::kE4M3, code);
   return a == StackArith::kCtNvfp4 ? d / tensor_scale : d * tensor_scale;
+}
+
+void StackNvfp4Thresholds::Reset(StackArith a, float scale) {
+  if (a == arith && scalar::F32Bits(scale) == scalar::F32Bits(tensor_scale))
+    return;
+  arith = a;
+  tensor_scale = scale;
+  have[0] = have[1] = 0;
+  code_table = code_table_filled = false;
+}
+
+void StackNvfp4Thresholds::FillCodeTable() {
+  if (code_table_filled) return;
+  code_table_filled = true;
+  code_table = false;
+  const bool ct = arith == StackArith::kCtNvfp4;
+  // The binade e_ref of amax whose scales lie near 1 (amax ~ 6 / gs, or
+  // 6 t), so that every intermediate there is a normal f32 (checked).
+  const double target = ct ? 6.0 / static_cast<double>(tensor_scale)
+                           : 6.0 * static_cast<double>(tensor_scale);
+  if (!(target > 0.0) || !std::isfinite(target)) return;
+  // ct: amax / 6 is normal from amax = 2^-123 (biased exponent 4) up.
+  const int e_min = ct ? 4 : 1;
+  const int e_ref = std::clamp(std::ilogb(target) + 127, e_min, 254);
+  constexpr float kMinNormal = std::numeric_limits<float>::min();
+  constexpr float kMax = std::numeric_limits<float>::max();
+  int code[128];
+  int lo = std::numeric_limits<int>::max();
+  for (unsigned m7 = 0; m7 < 128; ++m7) {
+    const float amax =
+        scalar::F32FromBits(static_cast<uint32_t>(e_ref) << 23 | m7 << 16);
+    float s;
+    if (ct) {
+      const float v = RoundToDtype(Format::kBF16, amax / 6.0f);
+      if (!(v >= kMinNormal && v <= kMax)) return;
+      s = tensor_scale * v;
+    } else {
+      s = amax / (6.0f * tensor_scale);
+    }
+    if (!(s >= kMinNormal && s <= kMax)) return;
+    // s rounded (ties to even) to 3 mantissa bits: exponent << 3 | mantissa
+    // (the carry moves up a binade), rebiased from 127 to 7.
+    const uint32_t b = scalar::F32Bits(s);
+    code[m7] = static_cast<int>((b + 0x7FFFFu + ((b >> 20) & 1u)) >> 20) - 960;
+    lo = std::min(lo, code[m7]);
+  }
+  for (unsigned m7 = 0; m7 < 128; ++m7) {
+    if (code[m7] - lo > 255) return;
+    code_lut[m7] = static_cast<uint8_t>(code[m7] - lo);
+  }
+  code_bias = lo - 8 * e_ref;
+  code_min_bits = static_cast<uint32_t>(e_min) << 23;
+  code_table = true;
 }
 
 void StackNvfp4Thresholds::Fill(unsigned lo, unsigned hi) {

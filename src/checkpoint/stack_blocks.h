@@ -64,11 +64,39 @@ void QuantizeStackBlocksScalar(const StackBlocksArgs& a, const uint8_t* in,
 // fails. For bf16 inputs (low 16 f32 bits zero) |x| > T iff the bf16 bits
 // of |x| exceed T >> 16.
 struct StackNvfp4Thresholds {
+  // Forgets every row (and the code table) unless they were made for `a`
+  // and the same tensor scale (bit for bit): the tables depend on nothing
+  // else, so one object serves every call with that tensor scale.
+  void Reset(StackArith a, float scale);
   // Fills the rows of the scale codes lo..hi (< 128) not filled yet.
   void Fill(unsigned lo, unsigned hi);
+  // Fills the code table below (once per tensor scale).
+  void FillCodeTable();
 
   StackArith arith = StackArith::kCtNvfp4;
   float tensor_scale = 1.0f;
+  // The scale code of a block from the bits A of its bf16 amax (low 16 bits
+  // zero), without a division: every rounding on the way (amax / 6 in f32
+  // and bf16, times the global scale, or amax / (6 t); then e4m3) is
+  // scale-invariant while its result is a normal number, so doubling amax
+  // adds 8 to the code (one e4m3 exponent step). With A = e << 23 | m7 << 16,
+  //   code = code_lut[m7] + 8 e + code_bias   (code_lut: the codes of one
+  //   binade e_ref, rounded to e4m3's 3 mantissa bits as if its exponent
+  //   were unbounded),
+  // exact where code_min_bits <= A < Inf (amax / 6 normal for
+  // compressed-tensors, amax normal for ModelOpt; an Inf amax is no power
+  // of two times a finite one) and the sum is at least 8: the scale s is
+  // then at least 2^-6 - 2^-11, which e4m3 rounds to 2^-6 (code 8) also on
+  // its subnormal grid (spacing 2^-9, midpoint 2^-6 - 2^-10), and above
+  // 2^-6 all is normal; sums above 0x7E saturate to 0x7E (448, also for an
+  // Inf scale). Other
+  // blocks, and every block where code_table is false (no binade e_ref
+  // whose intermediates are all normal), take the exact arithmetic.
+  bool code_table = false;
+  bool code_table_filled = false;
+  int32_t code_bias = 0;
+  uint32_t code_min_bits = 0;
+  alignas(64) uint8_t code_lut[128];
   uint64_t have[2] = {0, 0};
   // row[c][i] for i < 7: T_i >> 16 in both halves (a u16 threshold pair);
   // row[c][7]: the same for the test q != 0 (|x| > div 2^-150; the tie

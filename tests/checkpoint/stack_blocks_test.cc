@@ -401,6 +401,48 @@ TEST(StackBlocks, Nvfp4Bf16NanInOrdinaryChunks) {
   }
 }
 
+// NVFP4 from bf16 under every block amax: block p holds the bf16 magnitude
+// p (0 .. 0x7F80: zero, subnormals, normals, Inf) with sign, and smaller
+// elements, so that the scale code of every amax is met for tensor scales
+// across the range: the fast paths find most codes from a table of one
+// binade (8 codes per binade of amax), valid from a bound on amax and down
+// to code 8, and take the exact arithmetic elsewhere (and for every block
+// where no binade's intermediates are all normal).
+TEST(StackBlocks, Nvfp4Bf16EveryAmax) {
+  std::vector<uint8_t> in;
+  size_t nb = 0;
+  for (uint32_t p = 0; p <= 0x7F80; ++p, ++nb) {
+    for (uint32_t k = 0; k < 16; ++k) {
+      uint32_t b = p;
+      if (k != p % 16) b = p == 0 ? 0 : (p * 7 + k * 331) % p;
+      if (k % 3 == 1) b |= 0x8000;
+      PutBits(Format::kBF16, b, in);
+    }
+  }
+  for (StackArith arith : {StackArith::kCtNvfp4, StackArith::kModelOptNvfp4}) {
+    const bool ct = arith == StackArith::kCtNvfp4;
+    // Tensor scales of realistic tensors, extremes (the table's binade
+    // clamped at either end, or none usable), and random significands.
+    std::vector<float> scales;
+    for (float amax : {0.1f, 1.0f, 3e-5f, 448.0f, 65504.0f, 1e-38f, 3e38f,
+                       1e-30f, 1e30f}) {
+      scales.push_back(ct ? CtGlobalScale(Format::kBF16, amax)
+                          : amax / 2688.0f);
+    }
+    for (float s : {1e-40f, 3e-44f, 1e37f, 3.4e38f, 0.37f, 1.7f})
+      scales.push_back(s);
+    for (float s : scales) {
+      StackBlocksArgs a;
+      a.arith = arith;
+      a.from = Format::kBF16;
+      a.tensor_scale = s;
+      Check(a, in, nb, absl::StrFormat("%s bf16 every amax scale %a",
+                                       ArithName(arith), s));
+      if (HasFailure()) return;
+    }
+  }
+}
+
 // MX from bf16 under every scale exponent s (block amax top * 2^e), so that
 // the edges of each fast path's range of s are met: elements at each bf16
 // exponent down to the subnormals (e4m3 / e2m1 normal and subnormal codes

@@ -202,7 +202,9 @@ class StackBlockQuantizer : private StackOps {
       kArith == internal::StackArith::kModelOptMxfp8;
   static constexpr size_t kIn = WideSource<kSrc>::kBytes;
   static constexpr size_t kOutPerBlock = kFp8 ? kBlock : kBlock / 2;
-  static constexpr size_t kChunkBlocks = 2048 / kBlock;
+  // Blocks per chunk: 16 KiB of input (half of L1), which amortizes the
+  // per-chunk work (the code span, the table fills, the tails).
+  static constexpr size_t kChunkBlocks = 16384 / (kBlock * kIn);
   // MXFP8 from bf16 with 32 u16 lanes per vector (Mx8Bf16Codes).
   static constexpr bool kMx8Wide = kFp8 && kSrc == internal::SrcKind::kBF16 &&
                                    HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86 &&
@@ -275,8 +277,8 @@ class StackBlockQuantizer : private StackOps {
     (void)thr;
     const DU du;
     const size_t N = hn::Lanes(du);
-    // Pass 1: block amax bits; lanes past nb stay 0.
-    HWY_ALIGN uint32_t amax[kChunkBlocks + 16] = {};
+    // Pass 1: block amax bits; lanes past nb 0 (zeroed after it).
+    HWY_ALIGN uint32_t amax[kChunkBlocks + 16];
     // MXFP8 from bf16 on AVX-512: per 16 blocks, those that may hold a NaN
     // (pass 1 skips NaN in the amax; pass 3 must not skip it). ModelOpt's
     // NaN amax gives scale code 0, which pass 3 sends to the slow path.
@@ -344,6 +346,7 @@ class StackBlockQuantizer : private StackOps {
     for (; b1 < nb; ++b1) {
       amax[b1] = hn::GetLane(hn::MaxOfLanes(du, block_max(b1)));
     }
+    std::memset(amax + nb, 0, 16 * sizeof(amax[0]));
     // Pass 2: scale codes, and each block's divisor (NVFP4) or multiplier (MX).
     HWY_ALIGN uint8_t codes[kChunkBlocks + 16];
     HWY_ALIGN uint32_t factor[kChunkBlocks + 16];
@@ -378,14 +381,28 @@ class StackBlockQuantizer : private StackOps {
       {
         Scales(tensor_scale, hn::Load(du, amax + b), code, f, !kCompares);
       }
-      StoreLanes<1>(du, code, codes + b);
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+      if constexpr (hn::MaxLanes(DU()) == 16) {
+        _mm_store_si128(reinterpret_cast<__m128i*>(codes + b),
+                        _mm512_cvtepi32_epi8(code.raw));
+      } else
+#endif
+      {
+        StoreLanes<1>(du, code, codes + b);
+      }
       if (!kCompares) hn::Store(f, du, factor + b);
       if constexpr (kCompares) {
-        const auto valid = hn::FirstN(du, nb - b);
         const VU c = hn::And(code, hn::Set(du, 0x7Fu));
-        code_lo = hn::IfThenElse(valid, hn::Min(code_lo, c), code_lo);
-        code_hi = hn::IfThenElse(valid, hn::Max(code_hi, c), code_hi);
-        code_max = hn::IfThenElse(valid, hn::Max(code_max, code), code_max);
+        if (HWY_LIKELY(nb - b >= N)) {
+          code_lo = hn::Min(code_lo, c);
+          code_hi = hn::Max(code_hi, c);
+          code_max = hn::Max(code_max, code);
+        } else {
+          const auto valid = hn::FirstN(du, nb - b);
+          code_lo = hn::IfThenElse(valid, hn::Min(code_lo, c), code_lo);
+          code_hi = hn::IfThenElse(valid, hn::Max(code_hi, c), code_hi);
+          code_max = hn::IfThenElse(valid, hn::Max(code_max, code), code_max);
+        }
       }
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
       if constexpr (kMx8Wide) {
@@ -483,11 +500,12 @@ class StackBlockQuantizer : private StackOps {
       uint32_t nan_any = 0;
       for (size_t g = 0; g < (nb + 15) / 16; ++g) nan_any |= nan16[g];
       const auto quads = [&](auto clamp) {
+        constexpr bool kClamp = decltype(clamp)::value;
         for (; b + 4 <= nb; b += 4) {
           const uint8_t* p = in + b * kBlock * kIn;
-          const __m512i n0 = Nvfp4Bf16PairN<decltype(clamp)::value>(
+          const __m512i n0 = Nvfp4Bf16PairN<kClamp>(
               p, thr->bucket[codes[b]], thr->bucket[codes[b + 1]]);
-          const __m512i n1 = Nvfp4Bf16PairN<decltype(clamp)::value>(
+          const __m512i n1 = Nvfp4Bf16PairN<kClamp>(
               p + 64, thr->bucket[codes[b + 2]], thr->bucket[codes[b + 3]]);
           _mm256_storeu_si256(
               reinterpret_cast<__m256i*>(elements + b * kOutPerBlock),
@@ -668,6 +686,21 @@ class StackBlockQuantizer : private StackOps {
     return k;
   }
 
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+  // The count of a bucket table lookup (internal::MakeStackBuckets): the
+  // entry e = below << 11 | offset plus 1 << 11 where the low 5 bits of d
+  // (its place in the bucket) exceed the offset. (d & 31) | (e & ~31) is
+  // above e exactly then: one bit select instead of a shift of d.
+  static constexpr int kBucketOne = 1 << 11;
+  // The sign bit of the nibble in the same place (8 << 11).
+  static constexpr int kBucketSign = 8 << 11;
+  static HWY_INLINE __m512i BucketCount(__m512i d, __m512i e) {
+    const __m512i low = _mm512_ternarylogic_epi32(K16(31).raw, d, e, 0xCA);
+    return _mm512_mask_add_epi16(e, _mm512_cmpgt_epu16_mask(low, e), e,
+                                 K16(kBucketOne).raw);
+  }
+#endif
+
   // compressed-tensors MXFP4 from bf16: one block of 32 elements in u16
   // lanes; false (nothing written) where the scale exponent s = code - 127
   // is outside [-124, 125] (a threshold below bf16's normal range, or the
@@ -721,15 +754,13 @@ class StackBlockQuantizer : private StackOps {
         const __m512i e = _mm512_permutexvar_epi16(
             _mm512_min_epu16(_mm512_srli_epi16(d, 5), K16(29).raw),
             _mm512_loadu_si512(kBuckets.entry));
-        __m512i n = _mm512_mask_add_epi16(
-            e, _mm512_cmpgt_epu16_mask(_mm512_slli_epi16(d, 11), e), e,
-            K16(1).raw);
+        __m512i n = BucketCount(d, e);
         // (z = 0, the usual case: a test instead of a broadcast compare.)
         const __mmask32 neg = _mm512_movepi16_mask(x.raw);
         const __mmask32 signed_q =
             z == 0 ? _mm512_mask_test_epi16_mask(neg, a.raw, a.raw)
                    : _mm512_mask_cmpgt_epu16_mask(neg, a.raw, zero_max.raw);
-        n = _mm512_mask_add_epi16(n, signed_q, n, K16(8).raw);
+        n = _mm512_mask_add_epi16(n, signed_q, n, K16(kBucketSign).raw);
         _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j / 2),
                          NibblePairs(n));
         continue;
@@ -896,25 +927,25 @@ class StackBlockQuantizer : private StackOps {
     const __m512i e =
         _mm512_permutexvar_epi16(kClamp ? _mm512_min_epu16(j, K16(29).raw) : j,
                                  _mm512_loadu_si512(kBuckets.entry));
-    const __m512i n = _mm512_mask_add_epi16(
-        e, _mm512_cmpgt_epu16_mask(_mm512_slli_epi16(d, 11), e), e, K16(1).raw);
+    const __m512i n = BucketCount(d, e);
     return _mm512_mask_add_epi16(n, _mm512_cmpgt_epu16_mask(x, bound), n,
-                                 K16(8).raw);
+                                 K16(kBucketSign).raw);
   }
 
   // NibblePairs of two vectors: 32 bytes.
   static HWY_INLINE __m256i NibblePairs2(__m512i n0, __m512i n1) {
-    const __m512i m = _mm512_set1_epi32(0x00100001);
+    const __m512i m = _mm512_set1_epi32(kNibbleMadd);
     const __m512i p0 = _mm512_madd_epi16(n0, m);
     const __m512i p1 = _mm512_madd_epi16(n1, m);
 #if HWY_TARGET <= HWY_AVX3_DL
-    // Byte 0 of each u32 lane of p0, then of p1.
+    // Byte 2 of each u32 lane of p0, then of p1.
     const __m512i idx = _mm512_setr_epi32(
-        0x0C080400, 0x1C181410, 0x2C282420, 0x3C383430, 0x4C484440, 0x5C585450,
-        0x6C686460, 0x7C787470, 0, 0, 0, 0, 0, 0, 0, 0);
+        0x0E0A0602, 0x1E1A1612, 0x2E2A2622, 0x3E3A3632, 0x4E4A4642, 0x5E5A5652,
+        0x6E6A6662, 0x7E7A7672, 0, 0, 0, 0, 0, 0, 0, 0);
     return _mm512_castsi512_si256(_mm512_permutex2var_epi8(p0, idx, p1));
 #else
-    return _mm256_set_m128i(_mm512_cvtepi32_epi8(p1), _mm512_cvtepi32_epi8(p0));
+    return _mm256_set_m128i(_mm512_cvtepi32_epi8(_mm512_srli_epi32(p1, 16)),
+                            _mm512_cvtepi32_epi8(_mm512_srli_epi32(p0, 16)));
 #endif
   }
 
@@ -1000,9 +1031,8 @@ class StackBlockQuantizer : private StackOps {
   // of |x|'s bits (internal::StackNvfp4Thresholds::bucket): with
   // d = |x| -sat B, bucket min(d >> 5, 29) holds at most one threshold, so
   // the code is the bucket's base count plus one where d's low 5 bits
-  // exceed the threshold's offset in the bucket: entry = offset << 11 |
-  // base, compared with d << 11 (the low 5 bits of d on top; base < 2^11
-  // decides nothing). vpermt2w looks up both blocks' tables at once (index
+  // exceed the threshold's offset in the bucket (BucketCount; entry =
+  // base << 11 | offset). vpermt2w looks up both blocks' tables at once (index
   // bit 5 picks block 1's), entries 30 and 31 give Z and B per lane.
   static HWY_INLINE void Nvfp4Bf16PairBuckets(const uint8_t* HWY_RESTRICT in,
                                               const uint16_t* tab0,
@@ -1020,8 +1050,7 @@ class StackBlockQuantizer : private StackOps {
     const __m512i idx = _mm512_or_si512(
         _mm512_min_epu16(_mm512_srli_epi16(d, 5), K16(29).raw), sel);
     const __m512i e = _mm512_permutex2var_epi16(t0, idx, t1);
-    __m512i n = _mm512_mask_add_epi16(
-        e, _mm512_cmpgt_epu16_mask(_mm512_slli_epi16(d, 11), e), e, K16(1).raw);
+    __m512i n = BucketCount(d, e);
     // The sign where q is not +-0: |x| > Z, usually Z = 0 for both blocks
     // (then a test instead of a lookup and a compare).
     const __mmask32 neg = _mm512_movepi16_mask(x);
@@ -1032,7 +1061,7 @@ class StackBlockQuantizer : private StackOps {
                   neg, a,
                   _mm512_permutex2var_epi16(
                       t0, _mm512_or_si512(sel, K16(30).raw), t1));
-    n = _mm512_mask_add_epi16(n, signed_q, n, K16(8).raw);
+    n = _mm512_mask_add_epi16(n, signed_q, n, K16(kBucketSign).raw);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out), NibblePairs(n));
   }
 
@@ -1062,26 +1091,27 @@ class StackBlockQuantizer : private StackOps {
     const __m512i idx =
         _mm512_or_si512(kClamp ? _mm512_min_epu16(j, K16(29).raw) : j, sel);
     const __m512i e = _mm512_permutex2var_epi16(t0, idx, t1);
-    const __m512i n = _mm512_mask_add_epi16(
-        e, _mm512_cmpgt_epu16_mask(_mm512_slli_epi16(d, 11), e), e, K16(1).raw);
+    const __m512i n = BucketCount(d, e);
     return _mm512_mask_add_epi16(
         n, _mm512_cmpgt_epu16_mask(x, K16(static_cast<int16_t>(0x8000)).raw), n,
-        K16(8).raw);
+        K16(kBucketSign).raw);
   }
 
-  // The 16 bytes of 32 nibbles in u16 lanes whose bits 4..10 are zero
-  // (bucket entries carry their offset above them): in u32 lanes n_even +
-  // 16 n_odd, whose low byte is c_even | c_odd << 4 (the offsets only
-  // reach bytes 1 and 2); then byte 0 of each u32 lane.
+  // The 16 bytes of 32 nibbles in u16 lanes as BucketCount and the sign
+  // add leave them: nibble << 11 | offset (< 32), below 2^15. madd by 32
+  // (even lane) and 512 (odd) gives u32 lanes
+  //   c_odd << 20 | c_even << 16 | (off_odd << 9) + (off_even << 5),
+  // the offsets below 2^15: byte 2 is c_even | c_odd << 4.
+  static constexpr int kNibbleMadd = 0x02000020;
   static HWY_INLINE __m128i NibblePairs(__m512i n) {
-    const __m512i pairs = _mm512_madd_epi16(n, _mm512_set1_epi32(0x00100001));
+    const __m512i pairs = _mm512_madd_epi16(n, _mm512_set1_epi32(kNibbleMadd));
 #if HWY_TARGET <= HWY_AVX3_DL
     return _mm512_castsi512_si128(_mm512_permutexvar_epi8(
-        _mm512_setr_epi32(0x0C080400, 0x1C181410, 0x2C282420, 0x3C383430, 0, 0,
+        _mm512_setr_epi32(0x0E0A0602, 0x1E1A1612, 0x2E2A2622, 0x3E3A3632, 0, 0,
                           0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
         pairs));
 #else
-    return _mm512_cvtepi32_epi8(pairs);
+    return _mm512_cvtepi32_epi8(_mm512_srli_epi32(pairs, 16));
 #endif
   }
 

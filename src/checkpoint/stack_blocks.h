@@ -107,9 +107,9 @@ struct StackNvfp4Thresholds {
   // The same decision by table lookup, where the u16 thresholds T_0 <
   // .. < T_6 lie at least a 32-value bucket apart (all but tiny divisors):
   // with B = T_0 - 31 (or 0) and d = |x| - B saturated at 0, bucket j =
-  // min(d >> 5, 29) holds at most one threshold; bucket[c][j] = (its offset
-  // in the bucket, or 31 for none) << 11 | (the thresholds below the
-  // bucket), [30] = T_z (the q != 0 test), [31] = B. bucketed[c]: whether
+  // min(d >> 5, 29) holds at most one threshold; bucket[c][j] = (the
+  // thresholds below the bucket) << 11 | (its offset in the bucket, or 31
+  // for none), [30] = T_z (the q != 0 test), [31] = B. bucketed[c]: whether
   // the table applies (else row[c]).
   alignas(64) uint16_t bucket[128][32];
   bool bucketed[128];
@@ -134,7 +134,7 @@ constexpr StackBuckets MakeStackBuckets(const unsigned (&t)[7], unsigned base) {
     unsigned inside = below, offset = 31;
     while (inside < 7 && t[inside] < first + 31) offset = t[inside++] - first;
     if (inside - below > 1) r.ok = false;
-    r.entry[j] = static_cast<uint16_t>(offset << 11 | below);
+    r.entry[j] = static_cast<uint16_t>(below << 11 | offset);
   }
   return r;
 }

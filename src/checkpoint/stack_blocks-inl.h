@@ -366,7 +366,9 @@ class StackBlockQuantizer : private StackOps {
        code_max = hn::Zero(du);
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
     __m512i lut[4] = {};
-    if constexpr (kCompares) LoadCodeLut(*thr, lut);
+    if constexpr (kCompares) {
+      if (thr->code_table) LoadCodeLut(*thr, lut);
+    }
 #endif
     for (size_t b = 0; b < nb; b += N) {
       VU code, f;

@@ -203,9 +203,24 @@ class StackBlockQuantizer : private StackOps {
       kArith == internal::StackArith::kModelOptMxfp8;
   static constexpr size_t kIn = WideSource<kSrc>::kBytes;
   static constexpr size_t kOutPerBlock = kFp8 ? kBlock : kBlock / 2;
-  // Blocks per chunk: 16 KiB of input (half of L1), which amortizes the
-  // per-chunk work (the code span, the table fills, the tails).
-  static constexpr size_t kChunkBlocks = 16384 / (kBlock * kIn);
+  // Blocks per chunk: NVFP4 16 KiB of input (half of L1), which amortizes
+  // its per-chunk work (the code span, the table checks, the tails), with
+  // the next chunk prefetched during pass 3; MX 4 KiB (from DRAM, pass 1's
+  // stream of a larger chunk leaves the memory idle for longer).
+  static constexpr size_t kChunkBlocks =
+      (kNvfp4 ? 16384 : 4096) / (kBlock * kIn);
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+  // The 128 input bytes at p's place in the next chunk, requested during
+  // pass 3 (from DRAM the loads would otherwise wait for pass 1 of that
+  // chunk, after a whole chunk of compute). An address past the input is
+  // never dereferenced: prefetches do not fault.
+  static HWY_INLINE void PrefetchNextChunk(const uint8_t* p) {
+    const uintptr_t next =
+        reinterpret_cast<uintptr_t>(p) + kChunkBlocks * kBlock * kIn;
+    _mm_prefetch(reinterpret_cast<const char*>(next), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(next + 64), _MM_HINT_T0);
+  }
+#endif
   // MXFP8 from bf16 with 32 u16 lanes per vector (Mx8Bf16Codes).
   static constexpr bool kMx8Wide = kFp8 && kSrc == internal::SrcKind::kBF16 &&
                                    HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86 &&
@@ -506,6 +521,7 @@ class StackBlockQuantizer : private StackOps {
         constexpr bool kClamp = decltype(clamp)::value;
         for (; b + 4 <= nb; b += 4) {
           const uint8_t* p = in + b * kBlock * kIn;
+          PrefetchNextChunk(p);
           const __m512i n0 = Nvfp4Bf16PairN<kClamp>(
               p, thr->bucket[codes[b]], thr->bucket[codes[b + 1]]);
           const __m512i n1 = Nvfp4Bf16PairN<kClamp>(

@@ -67,6 +67,7 @@ inline void Nvfp4ElementThresholds(float d, float tensor_scale, uint32_t* thr) {
 // use (a call usually meets a handful of the 128 codes).
 struct Nvfp4ThresholdTable {
   Nvfp4ThresholdTable(float t, const float* table) : tensor_scale(t), ue4m3(table) {
+    std::memset(thr16[128], 0, sizeof(thr16[128]));
     // The codes whose d t reaches 2^-123 (recip below).
     while (recip_min_code < 128 &&
            !(static_cast<double>(ue4m3[recip_min_code]) * static_cast<double>(t) >= 0x1p-123)) {
@@ -81,7 +82,8 @@ struct Nvfp4ThresholdTable {
   // thr >> 16 (entry 7: 0), for bf16 sources: a bf16 magnitude h (h << 16
   // in f32 bits, low half zero) exceeds T iff h > T >> 16, so the u16
   // compares decide exactly as the u32 ones.
-  alignas(16) uint16_t thr16[128][8];
+  // (A spare row: Nvfp4ExactOps::Bf16Codes64 reads one u16 past a row.)
+  alignas(16) uint16_t thr16[128 + 1][8];
   // f32(1 / (d t)), within 2^-23 of the exact reciprocal in any rounding
   // mode, for the codes recip_min_code..127 (d t >= 2^-123: at most 2^123,
   // far from f32 max); 0 for the others (code 0: d t = 0), whose products

@@ -678,6 +678,54 @@ TEST(MxNvfp4, Bf16NanOrInfInEveryLaneOfAStepEveryTarget) {
   }
 }
 
+TEST(MxNvfp4, F32ExactTiesAloneInAStepEveryTarget) {
+  // The f32 kernel (EncodeChunkF32Recip) sends a whole step of 64 elements
+  // to the thresholds when one product lies next to a decision point, so
+  // each step here holds one exact tie x = +-m_i d t and otherwise
+  // products far from every decision point (anchors 6 d t (1 + 2^-18) and
+  // quotients 0.1 .. 5.6), for every scale code, decision point and sign.
+  // Tensor scales of 5 significant bits make every tie an f32 and put the
+  // exact reciprocal 1 / (d t) on either side of its f32 roundings from
+  // code to code.
+  static constexpr double kMid[7] = {0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0};
+  static constexpr double kSafe[8] = {0.1, 0.6, 1.1, 1.6, 2.2, 3.1, 4.2, 5.6};
+  for (int j = 0; j < 16; ++j) {
+    const float t = std::ldexp(static_cast<float>(16 + j), -14);
+    std::vector<float> x;
+    for (int c = 1; c <= 0x7E; ++c) {
+      const double p = Ue4m3(c) * static_cast<double>(t);
+      const float anchor = static_cast<float>(6.0 * p * (1 + 0x1p-18));
+      for (double m : kMid) {
+        for (int sgn : {-1, 1}) {
+          for (int blk = 0; blk < 4; ++blk) {
+            x.push_back(anchor);
+            for (int e = 1; e < 16; ++e) {
+              const double q = blk == 0 && e == 5 ? m : kSafe[(e + blk) % 8];
+              x.push_back(static_cast<float>(sgn * (e % 3 == 0 ? -1 : 1) * q * p));
+            }
+          }
+        }
+      }
+    }
+    const size_t cols = 64, rows = x.size() / cols;
+    for (ElementLayout layout : {ElementLayout::kCodes, ElementLayout::kB4x16P64}) {
+      const MxTensor ref = QuantizeNvfp4(x, rows, cols, t, ScaleMode::kEven,
+                                         Nvfp4Arithmetic::kExact, Impl{Impl::kScalar}, layout);
+      for (int64_t target : AvailableTargets()) {
+        const MxTensor got = QuantizeNvfp4(x, rows, cols, t, ScaleMode::kEven,
+                                           Nvfp4Arithmetic::kExact, Impl{target}, layout);
+        ASSERT_EQ(got.scales, ref.scales) << "t=" << t << " " << ImplName(Impl{target});
+        for (size_t i = 0; i < ref.elements.size(); ++i) {
+          ASSERT_EQ(got.elements[i], ref.elements[i])
+              << "t=" << t << " " << ElementLayoutName(layout) << " " << ImplName(Impl{target})
+              << " byte " << i << " x bits 0x" << std::hex
+              << F32Bits(x[layout == ElementLayout::kCodes ? i : 0]);
+        }
+      }
+    }
+  }
+}
+
 TEST(MxNvfp4, F32ReciprocalStepsEveryTarget) {
   // f32 into NVFP4 kExact on AVX3_DL multiplies by an f32 reciprocal of
   // d t and encodes with RangeEncodeF32 where no product lies within 8 ulps

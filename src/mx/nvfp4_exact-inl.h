@@ -194,103 +194,100 @@ class Nvfp4ExactOps {
 
 #if HWY_TARGET == HWY_AVX3_DL
   // NVFP4 kExact from bf16 (AVX3_DL): the codes of 64 elements (four
-  // blocks) in u16 lanes, 32 per vector, without widening. The four blocks'
-  // u16 thresholds (Nvfp4ThresholdTable::thr16; exact for bf16, see there)
-  // fill one vector, block j in lanes 8j..8j+7, and ThresholdCodes' binary
-  // search runs on them with vpermw: T_3, then T_1 or T_5 (read at the
-  // index of the count 0 or 4 from the rows moved down one lane), then T_0,
-  // T_2, T_4 or T_6; the lane's table base 8j sits in bits 3..4 of the
-  // indices, so the count is the final index's bits 0..2. For chunks without Inf
-  // or NaN elements (no kZeroInf fix, no NaN blocks).
-  //   bf16 lanes of vector h (0, 1):  | block 2h (16) | block 2h+1 (16) |
-  //   table lanes:  | blk 0: T_0..T_6, 0 | blk 1 | blk 2 | blk 3 |
-  static HWY_INLINE __m512i Bf16Table(const uint16_t (*thr16)[8], const uint8_t* codes) {
-    const auto row = [&](size_t j) {
-      return _mm_load_si128(reinterpret_cast<const __m128i*>(thr16[codes[j]]));
-    };
-    __m512i tv = _mm512_castsi128_si512(row(0));
-    tv = _mm512_inserti32x4(tv, row(1), 1);
-    tv = _mm512_inserti32x4(tv, row(2), 2);
-    return _mm512_inserti32x4(tv, row(3), 3);
-  }
-  // The table base of each lane of vector h, plus k.
-  static HWY_INLINE __m512i Bf16Index(int h, int k) {
-    const __m512i lo = _mm512_set1_epi16(static_cast<int16_t>(16 * h + k));
-    return _mm512_mask_add_epi16(lo, 0xFFFF0000u, lo, _mm512_set1_epi16(8));
-  }
-  // The constants of Bf16Codes64, built once per chunk (GCC would rebuild
-  // the index vectors in every step).
+  // blocks) in u16 lanes without widening, one block per 256-bit vector (so
+  // that every lane shares the block's thresholds and the vectors run at
+  // full rate on CPUs that split 512-bit operations). The block's u16
+  // thresholds (Nvfp4ThresholdTable::thr16; exact for bf16, see there)
+  // stay in one 128-bit row, and ThresholdCodes' binary search reads them
+  // with vpermw: T_3 (broadcast), then T_1 or T_5 (from the row moved down
+  // one lane, at the count 0 or 4), then T_0, T_2, T_4 or T_6; the count is
+  // the final index. For chunks without Inf or NaN elements (no kZeroInf
+  // fix, no NaN blocks).
   struct Bf16Consts {
-    __m512i c3[2], c0[2], c4[2];  // Bf16Index(h, 3 / 0 / 4)
-    __m512i abs, plus1, plus2, seven, weights, idx;
+    __m256i abs, four, plus1, plus2, eight, weights;
+    __m512i idx;  // Bf16Codes64's final byte permutation
   };
   template <bool kPadded>
   static HWY_INLINE Bf16Consts MakeBf16Consts() {
     struct Table {
       alignas(64) uint8_t v[64];
     };
-    // kPadded: per group g, bytes 0..7 from the u32 lanes 8 (g % 2) .. + 7
-    // of vector g / 2, bytes 8..15 zero (Bf16Codes64's zeroing mask); else
-    // the low byte of every u16 lane.
+    // kPadded: the nibble pairs of block g (Bf16Codes64's b: bytes 0..3 at
+    // 4g, bytes 4..7 at 16 + 4g) into bytes 16g..16g+7, bytes 8..15 zero
+    // (its zeroing mask). Else the code of element 16g + m: from the packed
+    // vector pair g / 2 (lanes of 8 bytes: block 2(g / 2) low half, block
+    // 2(g / 2) + 1 low half, then the high halves) at 32 (g / 2) + 16 (m / 8) +
+    // 8 (g % 2) + m % 8.
     static constexpr Table kIdx = [] {
       Table t{};
       for (int j = 0; j < 64; ++j) {
         const int g = j / 16, m = j % 16;
-        t.v[j] = static_cast<uint8_t>(
-            !kPadded ? 2 * j : (m < 8 ? 64 * (g / 2) + 4 * (8 * (g % 2) + m) : 0));
+        int v;
+        if (kPadded) {
+          v = m < 4 ? 4 * g + m : (m < 8 ? 16 + 4 * g + m - 4 : 0);
+        } else {
+          v = 32 * (g / 2) + 16 * (m / 8) + 8 * (g % 2) + m % 8;
+        }
+        t.v[j] = static_cast<uint8_t>(v);
       }
       return t;
     }();
     Bf16Consts k;
-    for (int h = 0; h < 2; ++h) {
-      k.c3[h] = Bf16Index(h, 3);
-      k.c0[h] = Bf16Index(h, 0);
-      k.c4[h] = Bf16Index(h, 4);
-    }
-    k.abs = _mm512_set1_epi16(0x7FFF);
-    k.plus1 = _mm512_set1_epi16(1);
-    k.plus2 = _mm512_set1_epi16(2);
-    k.seven = _mm512_set1_epi16(7);
-    k.weights = _mm512_set1_epi32(0x00100001);
+    k.abs = _mm256_set1_epi16(0x7FFF);
+    k.four = _mm256_set1_epi16(4);
+    k.plus1 = _mm256_set1_epi16(1);
+    k.plus2 = _mm256_set1_epi16(2);
+    k.eight = _mm256_set1_epi16(8);
+    k.weights = _mm256_set1_epi16(0x1001);  // bytes (1, 16): even + 16 * odd
     k.idx = _mm512_load_si512(kIdx.v);
     return k;
   }
-  // The codes (u16 lanes: count | sign << 3) of the 32 bf16 x of vector h;
-  // tv1: tv with each block's row moved down one lane (lane 8j + i holds
-  // T_(i+1)), so that the second level reads T_(n+1) at the count n (0 or
-  // 4) without forming n + 1.
-  static HWY_INLINE __m512i Bf16Codes32(__m512i x, __m512i tv, __m512i tv1, const Bf16Consts& k,
-                                        int h) {
-    const __m512i ax = _mm512_and_si512(x, k.abs);
-    const __mmask32 k1 = _mm512_cmpgt_epu16_mask(ax, _mm512_permutexvar_epi16(k.c3[h], tv));
-    __m512i idx = _mm512_mask_blend_epi16(k1, k.c0[h], k.c4[h]);
-    const __mmask32 k2 = _mm512_cmpgt_epu16_mask(ax, _mm512_permutexvar_epi16(idx, tv1));
-    idx = _mm512_mask_add_epi16(idx, k2, idx, k.plus2);  // then T_0, T_2, T_4 or T_6
-    const __mmask32 k3 = _mm512_cmpgt_epu16_mask(ax, _mm512_permutexvar_epi16(idx, tv));
-    idx = _mm512_mask_add_epi16(idx, k3, idx, k.plus1);
-    // Bits 0..2 from idx, the rest from x >> 12 (bit 3: the sign; bits
-    // 4..15: 0); select C ? B : A.
-    return _mm512_ternarylogic_epi32(_mm512_srli_epi16(x, 12), idx, k.seven, 0xD8);
+  // The codes (u16 lanes: count | sign << 3) of the 16 bf16 x of one block
+  // with the thresholds row (T_0..T_6, 0); tv1 is the row moved down one
+  // lane (T_1..T_6, 0, then the next row's T_0, unused).
+  static HWY_INLINE __m256i Bf16Codes16(__m256i x, const uint16_t* HWY_RESTRICT row,
+                                        const Bf16Consts& k) {
+    const __m256i tv =
+        _mm256_castsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(row)));
+    const __m256i tv1 =
+        _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 1)));
+    const __m256i ax = _mm256_and_si256(x, k.abs);
+    const __mmask16 k1 =
+        _mm256_cmpgt_epu16_mask(ax, _mm256_set1_epi16(static_cast<int16_t>(row[3])));
+    __m256i idx = _mm256_maskz_mov_epi16(k1, k.four);
+    const __mmask16 k2 = _mm256_cmpgt_epu16_mask(ax, _mm256_permutexvar_epi16(idx, tv1));
+    idx = _mm256_mask_add_epi16(idx, k2, idx, k.plus2);  // then T_0, T_2, T_4 or T_6
+    const __mmask16 k3 = _mm256_cmpgt_epu16_mask(ax, _mm256_permutexvar_epi16(idx, tv));
+    idx = _mm256_mask_add_epi16(idx, k3, idx, k.plus1);
+    // (x >> 12 & 8) | idx: the sign into bit 3.
+    return _mm256_ternarylogic_epi32(_mm256_srli_epi16(x, 12), k.eight, idx, 0xEA);
   }
   // The 64 codes of the four blocks at p (bf16 bits) with scale codes
   // codes[0..3], as 64 code bytes or (kPadded) four b4x16_p64 groups; k:
-  // MakeBf16Consts<kPadded>().
+  // MakeBf16Consts<kPadded>(). Reads thr16[codes[j] + 1][0] (row1's lane 7,
+  // unused): thr16 has a spare row.
   template <bool kPadded>
   static HWY_INLINE __m512i Bf16Codes64(const uint16_t* HWY_RESTRICT p,
                                         const uint16_t (*thr16)[8],
                                         const uint8_t* HWY_RESTRICT codes, const Bf16Consts& k) {
-    const __m512i tv = Bf16Table(thr16, codes);
-    // Each 128-bit lane is one block's row: a byte shift by 2 moves it down.
-    const __m512i tv1 = _mm512_alignr_epi8(tv, tv, 2);
-    __m512i c0 = Bf16Codes32(_mm512_loadu_si512(p), tv, tv1, k, 0);
-    __m512i c1 = Bf16Codes32(_mm512_loadu_si512(p + 32), tv, tv1, k, 1);
+    __m256i c[4];
+    for (int j = 0; j < 4; ++j) {
+      c[j] = Bf16Codes16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16 * j)),
+                         thr16[codes[j]], k);
+    }
+    // 128-bit lane L of packus(c0, c1): c0's codes 8L..8L+7, then c1's.
+    const __m256i a01 = _mm256_packus_epi16(c[0], c[1]);
+    const __m256i a23 = _mm256_packus_epi16(c[2], c[3]);
     if constexpr (kPadded) {
-      // u32 lane = even code + 16 * odd code (one pmaddwd), then the groups.
-      c0 = _mm512_madd_epi16(c0, k.weights);
-      c1 = _mm512_madd_epi16(c1, k.weights);
-      return _mm512_maskz_permutex2var_epi8(0x00FF00FF00FF00FFull, c0, k.idx, c1);
+      // Nibble pairs (u16 lanes), then bytes: lane L of b holds bytes
+      // 4L..4L+3 of blocks 0, 1, 2, 3 in turn.
+      const __m256i b = _mm256_packus_epi16(_mm256_maddubs_epi16(a01, k.weights),
+                                            _mm256_maddubs_epi16(a23, k.weights));
+      return _mm512_maskz_permutexvar_epi8(0x00FF00FF00FF00FFull, k.idx,
+                                           _mm512_castsi256_si512(b));
     } else {
-      return _mm512_permutex2var_epi8(c0, k.idx, c1);
+      return _mm512_permutexvar_epi8(
+          k.idx, _mm512_inserti64x4(_mm512_castsi256_si512(a01), a23, 1));
     }
   }
 #endif

@@ -63,10 +63,31 @@ inline void Nvfp4ElementThresholds(float d, float tensor_scale, uint32_t* thr) {
   thr[7] = 0;
 }
 
+// The smallest f32 r with r * p >= 1, for p = d t (d a ue4m3 value, t an
+// f32: exact in f64) with 1 / p a normal f32. Each r * p (24 + 28
+// significant bits) is exact in f64, so the steps from the f64 quotient's
+// f32 (rounded in whatever mode the caller set) decide exactly.
+inline float RecipUp(double p) {
+  const float guess = static_cast<float>(1.0 / p);
+  uint32_t b;
+  std::memcpy(&b, &guess, 4);
+  const auto at = [](uint32_t bits) {
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return static_cast<double>(f);
+  };
+  while (at(b) * p < 1.0) ++b;       // (positive normal f32: the next one up)
+  while (at(b - 1) * p >= 1.0) --b;  // and down
+  float r;
+  std::memcpy(&r, &b, 4);
+  return r;
+}
+
 // Nvfp4ElementThresholds of every scale code a call meets, filled on first
 // use (a call usually meets a handful of the 128 codes).
 struct Nvfp4ThresholdTable {
   Nvfp4ThresholdTable(float t, const float* table) : tensor_scale(t), ue4m3(table) {
+    std::memset(thr16[128], 0, sizeof(thr16[128]));
     // The codes whose d t reaches 2^-123 (recip below).
     while (recip_min_code < 128 &&
            !(static_cast<double>(ue4m3[recip_min_code]) * static_cast<double>(t) >= 0x1p-123)) {
@@ -81,11 +102,12 @@ struct Nvfp4ThresholdTable {
   // thr >> 16 (entry 7: 0), for bf16 sources: a bf16 magnitude h (h << 16
   // in f32 bits, low half zero) exceeds T iff h > T >> 16, so the u16
   // compares decide exactly as the u32 ones.
-  alignas(16) uint16_t thr16[128][8];
-  // f32(1 / (d t)), within 2^-23 of the exact reciprocal in any rounding
-  // mode, for the codes recip_min_code..127 (d t >= 2^-123: at most 2^123,
-  // far from f32 max); 0 for the others (code 0: d t = 0), whose products
-  // (+-0) send their steps to the thresholds.
+  // (A spare row: Nvfp4ExactOps::Bf16Codes64 reads one u16 past a row.)
+  alignas(16) uint16_t thr16[128 + 1][8];
+  // The smallest f32 at or above 1 / (d t) (RecipUp: independent of the
+  // rounding mode) for the codes recip_min_code..127 (d t >= 2^-123: at
+  // most 2^123, far from f32 max); 0 for the others (code 0: d t = 0),
+  // whose products (+-0) send their steps to the thresholds.
   float recip[128];
   unsigned recip_min_code = 1;
 
@@ -102,12 +124,10 @@ struct Nvfp4ThresholdTable {
         Nvfp4ElementThresholds(ue4m3[c], tensor_scale, thr[c]);
         for (int i = 0; i < 7; ++i) thr16[c][i] = static_cast<uint16_t>(thr[c][i] >> 16);
         thr16[c][7] = 0;
-        const double r =
-            1.0 / (static_cast<double>(ue4m3[c]) * static_cast<double>(tensor_scale));
+        const double p = static_cast<double>(ue4m3[c]) * static_cast<double>(tensor_scale);
         // (A reciprocal below 2^-126, which no block of finite amax meets,
         // would not hold 24 bits: 0 instead.)
-        recip[c] = c == 0 || c < recip_min_code || !(r >= 0x1p-126) ? 0.0f
-                                                                    : static_cast<float>(r);
+        recip[c] = c == 0 || c < recip_min_code || !(1.0 / p >= 0x1p-126) ? 0.0f : RecipUp(p);
       }
       have[w] |= span;
     }

@@ -967,44 +967,46 @@ class MxBlockQuantizer {
   }
 
   // Pass 3 of NVFP4 kExact from f32 without Inf or NaN elements: 64
-  // elements (four blocks) per step as y = x * R in f32 with explicit rn,
-  // R = Nvfp4ThresholdTable::recip[c] of the block's scale code c, encoded
-  // by RangeEncodeF32 (rn, satfinite). R lies within 2^-23 of 1 / (d t)
-  // and the product rounds once more, so a normal y lies within 3 ulps of
-  // the exact quotient q; every e2m1 decision point m_i (0.25 .. 5) has its
-  // low 21 f32 bits zero, so where no y lies within 8 ulps of such a value
-  // (its low 21 bits plus 8 are 16 or more), q and y lie on the same side
+  // elements (four blocks) per step as y = x * R in f32 rounded toward zero
+  // (explicit rz), R = Nvfp4ThresholdTable::recip[c] of the block's scale
+  // code c (the smallest f32 at or above 1 / (d t)), encoded by
+  // RangeEncodeF32 (rn, satfinite). So |x| R is at least the exact
+  // quotient |q|, and |y| is at least every f32 at or below |q| and at most
+  // |q| (1 + 2^-23), 2 ulps above it. Every e2m1 decision point m_i
+  // (0.25 .. 5) is an f32 with its low 21 bits zero: an m_i at or below |q|
+  // stays at or below |y|, and one above |q| but not above |y| lies at most
+  // 2 ulps below |y|. So where no |y| lies 0 to 7 ulps above such a value
+  // (its low 21 bits are 8 or more), q and y lie strictly on the same side
   // of every m_i, and rn(y) = rn(q). Other steps take the thresholds
   // (Nvfp4ExactOps::ThresholdCodes); among them every step with a y of
   // +-0 (a zero x, R = 0 for d t = 0 or for codes without a reciprocal,
-  // an x that DAZ reads as 0, a flushed product) or +-Inf (an overflowing
-  // product). A subnormal y means |q| < 2^-125, which encodes as +-0 like
-  // y. The caller keeps chunks with codes below recip_min_code
-  // (RecipCovers), whose steps would all take the thresholds, on the
-  // threshold path. !kClamp: every |y| lies below 8 (RecipCovers returned
-  // 2), so the encoder rounds unclamped and saturates the code bytes
-  // (RangeEncodeF32's kClamp).
+  // an x that DAZ reads as 0, a flushed product). A product beyond f32 max
+  // becomes +-f32 max (rz), which the clamping encoder saturates like q. A
+  // subnormal y means |q| < 2^-126, which encodes as +-0 like y. The caller
+  // keeps chunks with codes below recip_min_code (RecipCovers), whose steps
+  // would all take the thresholds, on the threshold path. !kClamp: every
+  // |y| lies below 8 (RecipCovers returned 2), so the encoder rounds
+  // unclamped and saturates the code bytes (RangeEncodeF32's kClamp).
   template <bool kPadded, bool kClamp>
   static HWY_NOINLINE void EncodeChunkF32Recip(const uint8_t* HWY_RESTRICT src, size_t nb,
                                                const internal::Nvfp4ThresholdTable& tab,
                                                const uint8_t* HWY_RESTRICT codes,
                                                uint8_t* HWY_RESTRICT out, bool prefetch_l2) {
     using Range = RangeEncodeF32<Format::kE2M1>;
-    constexpr int kRn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    constexpr int kRz = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
     const size_t n = nb * kBlock;
-    __m512i eight = _mm512_set1_epi32(8);
-    __m512i window = _mm512_set1_epi32(0x1FFFF0);
+    __m512i window = _mm512_set1_epi32(0x1FFFF8);
     typename Range::Consts k = Range::Unscaled();
     // Kept in registers: GCC would rebuild them in every step.
-    asm volatile("" : "+v"(eight), "+v"(window), "+v"(k.max), "+v"(k.offset), "+v"(k.sub));
+    asm volatile("" : "+v"(window), "+v"(k.max), "+v"(k.offset), "+v"(k.sub));
     const auto step = [&](const uint8_t* HWY_RESTRICT p, const uint8_t* HWY_RESTRICT c) {
       const auto* x = reinterpret_cast<const float*>(p);
       __m512i y[4];
       __mmask16 near = 0;
       for (int k = 0; k < 4; ++k) {
         y[k] = _mm512_castps_si512(
-            _mm512_mul_round_ps(_mm512_loadu_ps(x + 16 * k), _mm512_set1_ps(tab.recip[c[k]]), kRn));
-        near |= _mm512_testn_epi32_mask(_mm512_add_epi32(y[k], eight), window);
+            _mm512_mul_round_ps(_mm512_loadu_ps(x + 16 * k), _mm512_set1_ps(tab.recip[c[k]]), kRz));
+        near |= _mm512_testn_epi32_mask(y[k], window);
       }
       if (HWY_LIKELY(near == 0)) {
         return kPadded

@@ -605,6 +605,127 @@ TEST(MxNvfp4, Bf16ExactAtEveryDecisionPointEveryTarget) {
   }
 }
 
+// Every target against the reference for bf16 into NVFP4 kExact, rn, in
+// the three element layouts (the codes' order and nibble packing differ).
+void ExpectBf16EveryTargetEqualsScalar(const std::vector<uint16_t>& x, size_t cols, float t,
+                                       const std::string& what) {
+  std::vector<uint8_t> in(2 * x.size());
+  std::memcpy(in.data(), x.data(), in.size());
+  const size_t rows = x.size() / cols;
+  for (ElementLayout l :
+       {ElementLayout::kCodes, ElementLayout::kDense4, ElementLayout::kB4x16P64}) {
+    absl::StatusOr<MxTensor> ref =
+        QuantizeNvfp4Exact(Format::kBF16, in, rows, cols, t, ScaleMode::kEven, l,
+                           Impl{Impl::kScalar});
+    ASSERT_TRUE(ref.ok()) << what;
+    for (int64_t target : AvailableTargets()) {
+      absl::StatusOr<MxTensor> got =
+          QuantizeNvfp4Exact(Format::kBF16, in, rows, cols, t, ScaleMode::kEven, l, Impl{target});
+      ASSERT_TRUE(got.ok()) << what;
+      const std::string where =
+          absl::StrFormat("%s %s %s", what, ElementLayoutName(l), ImplName(Impl{target}));
+      ASSERT_EQ(got->scales, ref->scales) << where;
+      for (size_t i = 0; i < ref->elements.size(); ++i) {
+        ASSERT_EQ(got->elements[i], ref->elements[i])
+            << where << " byte " << i << " bf16 0x" << std::hex
+            << x[l == ElementLayout::kCodes ? i : 0];
+      }
+    }
+  }
+}
+
+TEST(MxNvfp4, Bf16EveryScaleCodeAtEveryBlockOfAStepEveryTarget) {
+  // The bf16 kernel encodes four blocks (64 elements) per step, each block
+  // with its own threshold row: the decision-point blocks of every scale
+  // code (Bf16BoundaryBlocks) behind 0..3 blocks of other codes, so that
+  // every code's blocks sit at every position of a step.
+  for (float t : {1.0f, 0.001f, F32FromBits(0x3DBF3CF4u)}) {
+    const std::vector<uint16_t> base = Bf16BoundaryBlocks(t);
+    for (int shift = 0; shift < 4; ++shift) {
+      std::vector<uint16_t> x;
+      for (int k = 0; k < shift; ++k) {
+        // A block of another scale code: 0x3F80 = 1.0, then 0.5 * 2^-k.
+        x.push_back(0x3F80);
+        for (int j = 1; j < 16; ++j) x.push_back(static_cast<uint16_t>(0x3F00 - 0x80 * k + j));
+      }
+      x.insert(x.end(), base.begin(), base.end());
+      ExpectBf16EveryTargetEqualsScalar(
+          x, 16, t, absl::StrFormat("t=%a shift %d", static_cast<double>(t), shift));
+    }
+  }
+}
+
+TEST(MxNvfp4, Bf16NanOrInfInEveryLaneOfAStepEveryTarget) {
+  // A NaN or +-Inf element sends its chunk from the bf16 kernel to the
+  // general path: one in each of the 64 lanes of one step (blocks 132..135,
+  // the second chunk of 128 blocks), in a tensor of varied scale codes;
+  // the other chunks stay on the bf16 kernel.
+  std::vector<float> f = RandomAtBinades(8 * 512, 7, [](size_t i) {
+    return static_cast<int>(i / 16 % 11) - 5;
+  });
+  std::vector<uint16_t> x(f.size());
+  for (size_t i = 0; i < f.size(); ++i) x[i] = static_cast<uint16_t>(F32Bits(f[i]) >> 16);
+  const float t = 0.0123f;
+  ExpectBf16EveryTargetEqualsScalar(x, 512, t, "no special");
+  for (uint16_t special :
+       {uint16_t{0x7FC0}, uint16_t{0xFFC1}, uint16_t{0x7F80}, uint16_t{0xFF80}}) {
+    for (size_t lane = 0; lane < 64; ++lane) {
+      std::vector<uint16_t> y = x;
+      y[132 * 16 + lane] = special;
+      ExpectBf16EveryTargetEqualsScalar(
+          y, 512, t, absl::StrFormat("special 0x%04x lane %d", special, lane));
+    }
+  }
+}
+
+TEST(MxNvfp4, F32ExactTiesAloneInAStepEveryTarget) {
+  // The f32 kernel (EncodeChunkF32Recip) sends a whole step of 64 elements
+  // to the thresholds when one product lies next to a decision point, so
+  // each step here holds one exact tie x = +-m_i d t and otherwise
+  // products far from every decision point (anchors 6 d t (1 + 2^-18) and
+  // quotients 0.1 .. 5.6), for every scale code, decision point and sign.
+  // Tensor scales of 5 significant bits make every tie an f32 and put the
+  // exact reciprocal 1 / (d t) on either side of its f32 roundings from
+  // code to code.
+  static constexpr double kMid[7] = {0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0};
+  static constexpr double kSafe[8] = {0.1, 0.6, 1.1, 1.6, 2.2, 3.1, 4.2, 5.6};
+  for (int j = 0; j < 16; ++j) {
+    const float t = std::ldexp(static_cast<float>(16 + j), -14);
+    std::vector<float> x;
+    for (int c = 1; c <= 0x7E; ++c) {
+      const double p = Ue4m3(c) * static_cast<double>(t);
+      const float anchor = static_cast<float>(6.0 * p * (1 + 0x1p-18));
+      for (double m : kMid) {
+        for (int sgn : {-1, 1}) {
+          for (int blk = 0; blk < 4; ++blk) {
+            x.push_back(anchor);
+            for (int e = 1; e < 16; ++e) {
+              const double q = blk == 0 && e == 5 ? m : kSafe[(e + blk) % 8];
+              x.push_back(static_cast<float>(sgn * (e % 3 == 0 ? -1 : 1) * q * p));
+            }
+          }
+        }
+      }
+    }
+    const size_t cols = 64, rows = x.size() / cols;
+    for (ElementLayout layout : {ElementLayout::kCodes, ElementLayout::kB4x16P64}) {
+      const MxTensor ref = QuantizeNvfp4(x, rows, cols, t, ScaleMode::kEven,
+                                         Nvfp4Arithmetic::kExact, Impl{Impl::kScalar}, layout);
+      for (int64_t target : AvailableTargets()) {
+        const MxTensor got = QuantizeNvfp4(x, rows, cols, t, ScaleMode::kEven,
+                                           Nvfp4Arithmetic::kExact, Impl{target}, layout);
+        ASSERT_EQ(got.scales, ref.scales) << "t=" << t << " " << ImplName(Impl{target});
+        for (size_t i = 0; i < ref.elements.size(); ++i) {
+          ASSERT_EQ(got.elements[i], ref.elements[i])
+              << "t=" << t << " " << ElementLayoutName(layout) << " " << ImplName(Impl{target})
+              << " byte " << i << " x bits 0x" << std::hex
+              << F32Bits(x[layout == ElementLayout::kCodes ? i : 0]);
+        }
+      }
+    }
+  }
+}
+
 TEST(MxNvfp4, F32ReciprocalStepsEveryTarget) {
   // f32 into NVFP4 kExact on AVX3_DL multiplies by an f32 reciprocal of
   // d t and encodes with RangeEncodeF32 where no product lies within 8 ulps

@@ -787,7 +787,8 @@ HWY_NOINLINE void F16ToUE8M0Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_R
 #endif
 
 #ifdef MXPACK_HAVE_DIRECTED_ENCODE
-// f32 / bf16 -> ue8m0 (Avx512ToUE8M0), 64 elements per step.
+// f32 / bf16 -> ue8m0, 64 elements per step: bf16 by byte tables on AVX3_DL
+// (Avx512LutBF16ToUE8M0), else Avx512ToUE8M0.
 template <internal::SrcKind kSrc, bool kRP, bool kSatFinite>
 HWY_NOINLINE void Avx512UE8M0Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
                                    size_t n) {
@@ -795,10 +796,19 @@ HWY_NOINLINE void Avx512UE8M0Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_
   using Enc = Avx512ToUE8M0<kBF16, kRP, kSatFinite>;
   if constexpr (kBF16) {
     const hn::Full512<uint16_t> d16;
+#ifdef MXPACK_HAVE_HALF16_LUT_ENCODE
+    using Lut = Avx512LutBF16ToUE8M0<kRP, kSatFinite>;
+    const typename Lut::Tables t = Lut::LoadTables();
+    ForEachStep<2, 1, 2>(d16, in, out, n, [&t](const uint8_t* src, uint8_t* dst) {
+      _mm512_storeu_si512(dst,
+                          Lut::Encode64(t, _mm512_loadu_si512(src), _mm512_loadu_si512(src + 64)));
+    });
+#else
     ForEachStep<2, 1, 2>(d16, in, out, n, [d16](const uint8_t* src, uint8_t* dst) {
       StoreBytes2U16(d16, hn::Vec512<uint16_t>{Enc::Encode(_mm512_loadu_si512(src))},
                      hn::Vec512<uint16_t>{Enc::Encode(_mm512_loadu_si512(src + 64))}, dst);
     });
+#endif
   } else {
     const hn::Full512<uint32_t> du;
     ForEachStep<4, 1, 4>(du, in, out, n, [du](const uint8_t* src, uint8_t* dst) {

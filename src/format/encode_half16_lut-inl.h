@@ -249,10 +249,10 @@ struct BF16UE8M0Lut {
   alignas(64) uint8_t base[128];
   alignas(64) uint8_t step1[128];
   alignas(64) uint8_t step2[128];
-  int steps;         // the most steps of any class
-  bool step1_same;   // every step1 entry equals step1[0]
+  int steps;        // the most steps of any class
+  bool step1_same;  // every step1 entry equals step1[0]
   bool step2_same;
-  bool ok;           // every class fits (codes rise by one, at most 2 steps)
+  bool ok;  // every class fits (codes rise by one, at most 2 steps)
 };
 
 constexpr BF16UE8M0Lut MakeBF16UE8M0Lut(bool rp, bool satfinite) {

@@ -787,7 +787,8 @@ HWY_NOINLINE void F16ToUE8M0Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_R
 #endif
 
 #ifdef MXPACK_HAVE_DIRECTED_ENCODE
-// f32 / bf16 -> ue8m0 (Avx512ToUE8M0), 64 elements per step.
+// f32 / bf16 -> ue8m0, 64 elements per step: bf16 by byte tables on AVX3_DL
+// (Avx512LutBF16ToUE8M0), else Avx512ToUE8M0.
 template <internal::SrcKind kSrc, bool kRP, bool kSatFinite>
 HWY_NOINLINE void Avx512UE8M0Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
                                    size_t n) {
@@ -795,10 +796,19 @@ HWY_NOINLINE void Avx512UE8M0Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_
   using Enc = Avx512ToUE8M0<kBF16, kRP, kSatFinite>;
   if constexpr (kBF16) {
     const hn::Full512<uint16_t> d16;
+#ifdef MXPACK_HAVE_HALF16_LUT_ENCODE
+    using Lut = Avx512LutBF16ToUE8M0<kRP, kSatFinite>;
+    const typename Lut::Tables t = Lut::LoadTables();
+    ForEachStep<2, 1, 2>(d16, in, out, n, [&t](const uint8_t* src, uint8_t* dst) {
+      _mm512_storeu_si512(dst,
+                          Lut::Encode64(t, _mm512_loadu_si512(src), _mm512_loadu_si512(src + 64)));
+    });
+#else
     ForEachStep<2, 1, 2>(d16, in, out, n, [d16](const uint8_t* src, uint8_t* dst) {
       StoreBytes2U16(d16, hn::Vec512<uint16_t>{Enc::Encode(_mm512_loadu_si512(src))},
                      hn::Vec512<uint16_t>{Enc::Encode(_mm512_loadu_si512(src + 64))}, dst);
     });
+#endif
   } else {
     const hn::Full512<uint32_t> du;
     ForEachStep<4, 1, 4>(du, in, out, n, [du](const uint8_t* src, uint8_t* dst) {
@@ -968,14 +978,48 @@ HWY_INLINE bool TryDirectedEncode(const internal::ConvertParams& p, const uint8_
 #endif
 
 #ifdef MXPACK_HAVE_DIRECTED_ENCODE
-// f32 -> kTo under rs (Avx512StochasticEncodeF32), 64 (narrow) or 32
-// elements per step, then one zero-padded partial step.
+// Runs step(src, rbits, dst) over groups of kG elements (f32 in, kOut bytes
+// out per element), then once on a zero-padded copy of the rest.
+template <size_t kG, size_t kOut, class Step>
+HWY_INLINE void StochasticSteps(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                                const uint32_t* HWY_RESTRICT rbits, size_t n, const Step& step) {
+  size_t i = 0;
+  for (; i + kG <= n; i += kG) step(in + 4 * i, rbits + i, out + kOut * i);
+  if (i == n) return;
+  HWY_ALIGN uint8_t in_buf[kG * 4] = {};
+  HWY_ALIGN uint32_t r_buf[kG] = {};
+  HWY_ALIGN uint8_t out_buf[kG * kOut];
+  const size_t rest = n - i;
+  std::memcpy(in_buf, in + 4 * i, rest * 4);
+  std::memcpy(r_buf, rbits + i, rest * 4);
+  step(in_buf, r_buf, out_buf);
+  std::memcpy(out + kOut * i, out_buf, rest * kOut);
+}
+
+// f32 -> kTo under rs, 64 (narrow) or 32 elements per step, then one
+// zero-padded partial step: FmaStochasticEncodeF32 where it applies
+// (AVX3_DL, e4m3; under internal::ScopedFlushDenormals with DAZ), else
+// Avx512StochasticEncodeF32.
 template <Format kTo, bool kSatFinite, bool kRelu>
 HWY_NOINLINE void StochasticEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
                                         const uint32_t* HWY_RESTRICT rbits, size_t n) {
   if constexpr (kTo == Format::kBF16) {
     return F32ToBF16Array<Rounding::kRS, kSatFinite, kRelu>(in, out, rbits, n);
   }
+#ifdef MXPACK_HAVE_FMA_STOCHASTIC_ENCODE
+  using Fma = FmaStochasticEncodeF32<kTo, kSatFinite, kRelu>;
+  if constexpr (Fma::kSupported) {
+    const internal::ScopedFlushDenormals ftz(/*daz=*/true);
+    const typename Fma::Tables t = Fma::LoadTables();
+    return StochasticSteps<64, 1>(in, out, rbits, n, [&t](const uint8_t* src, const uint32_t* r,
+                                                          uint8_t* dst) {
+      const auto x = [src](size_t k) { return _mm512_loadu_si512(src + 64 * k); };
+      const auto rb = [r](size_t k) { return _mm512_loadu_si512(r + 16 * k); };
+      _mm512_storeu_si512(dst, Fma::Encode64(t, x(0), x(1), x(2), x(3), rb(0), rb(1), rb(2),
+                                             rb(3)));
+    });
+  }
+#endif
   using Enc = Avx512StochasticEncodeF32<kTo, kSatFinite, kRelu>;
   constexpr bool kNarrow = internal::FastFormatOf(kTo).bits <= 8;
   constexpr size_t kG = kNarrow ? 64 : 32, kOut = kNarrow ? 1 : 2;
@@ -991,17 +1035,7 @@ HWY_NOINLINE void StochasticEncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t*
       StoreHalves2(du, enc(0), enc(1), dst);
     }
   };
-  size_t i = 0;
-  for (; i + kG <= n; i += kG) step(in + 4 * i, rbits + i, out + kOut * i);
-  if (i == n) return;
-  HWY_ALIGN uint8_t in_buf[kG * 4] = {};
-  HWY_ALIGN uint32_t r_buf[kG] = {};
-  HWY_ALIGN uint8_t out_buf[kG * kOut];
-  const size_t rest = n - i;
-  std::memcpy(in_buf, in + 4 * i, rest * 4);
-  std::memcpy(r_buf, rbits + i, rest * 4);
-  step(in_buf, r_buf, out_buf);
-  std::memcpy(out + kOut * i, out_buf, rest * kOut);
+  StochasticSteps<kG, kOut>(in, out, rbits, n, step);
 }
 
 template <Format kTo>

@@ -8,6 +8,7 @@
 //   encode_half16-inl.h Avx512EncodeHalf16: bf16/f16 in u16 lanes, AVX-512BW
 //   encode_half16_lut-inl.h Avx512LutEncodeHalf16: bf16/f16 by byte tables, AVX3_DL
 //   encode_directed-inl.h Avx512DirectedEncodeF32: f32 under rz/rm/rp, AVX-512
+//   encode_stochastic-inl.h FmaStochasticEncodeF32: f32 -> e4m3 under rs, AVX3_DL
 // Each is bit-identical to the scalar reference; the derivations are at each
 // encoder. Included once per target, like every -inl.h (each part carries its
 // own per-target guard).
@@ -19,3 +20,4 @@
 #include "src/format/encode_half16-inl.h"
 #include "src/format/encode_half16_lut-inl.h"
 #include "src/format/encode_directed-inl.h"
+#include "src/format/encode_stochastic-inl.h"

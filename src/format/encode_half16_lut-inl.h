@@ -1,7 +1,7 @@
 // bf16 / f16 -> narrow codes by byte-table lookups (Avx512LutEncodeHalf16,
-// AVX3_DL: vpermi2b): 64 elements per call in byte lanes, with no
-// subnormal or NaN fallback path. Part of the fast encoders of
-// src/format/encode_fast-inl.h.
+// AVX3_DL: vpermi2b), and f16 / bf16 -> ue8m0 the same way: 64 elements
+// per call in byte lanes, with no subnormal or NaN fallback path. Part of
+// the fast encoders of src/format/encode_fast-inl.h.
 
 // Target-independent part: the compile-time tables (once, outside the
 // per-target section).
@@ -221,6 +221,66 @@ constexpr F16UE8M0Lut MakeF16UE8M0Lut(bool rp, bool satfinite) {
   return lut;
 }
 
+// ue8m0 code of a bf16 magnitude v (15 bits) under rz (floor of log2 |x|)
+// or rp (ceiling), docs/semantics.md section 1: the exponent field E, plus
+// one under rp when the fraction is not zero. Values below 2^-127 (0x0040)
+// give 0 and 2^-127 itself gives 0; under rp (2^-127, 2^-126) gives 1. A
+// carry out of 254 (rp) overflows like Inf: 0xFE (satfinite) or 0xFF; NaN
+// gives 0xFF.
+constexpr uint32_t BF16UE8M0(uint32_t v, bool rp, bool satfinite) {
+  const uint32_t e_field = v >> 7, m_field = v & 0x7Fu;
+  if (e_field == 0xFF && m_field != 0) return 0xFFu;  // NaN
+  if (e_field == 0) return rp && m_field > 0x40 ? 1u : 0u;
+  const uint32_t code = e_field + (rp && m_field != 0 ? 1u : 0u);  // Inf: 0xFF
+  return code == 0xFF && satfinite ? 0xFEu : code;
+}
+
+// Tables of bf16 -> ue8m0. An element's bytes are H = s EEEEEEE and
+// L = E MMMMMMM; every class H & 0x7F (two binades) has codes
+// non-decreasing in L by steps of one, at most two steps:
+//   rz: 2H, 2H + 1 above L = 0x7F (class 0x7F satfinite: Inf stays 254,
+//       the step is above 0x80, NaN);
+//   rp: 2H, 2H + 1 above L = 0 (class 0: above 0x40), 2H + 2 above 0x80
+//       (class 0x7F: 254, then 255 for the carry, Inf and NaN; satfinite
+//       keeps 254 up to Inf).
+// so code = base[H] + (L > step1[H]) + (L > step2[H]), 255 meaning no step.
+// A step table whose entries are all one threshold is a constant compare.
+struct BF16UE8M0Lut {
+  alignas(64) uint8_t base[128];
+  alignas(64) uint8_t step1[128];
+  alignas(64) uint8_t step2[128];
+  int steps;        // the most steps of any class
+  bool step1_same;  // every step1 entry equals step1[0]
+  bool step2_same;
+  bool ok;  // every class fits (codes rise by one, at most 2 steps)
+};
+
+constexpr BF16UE8M0Lut MakeBF16UE8M0Lut(bool rp, bool satfinite) {
+  BF16UE8M0Lut lut{};
+  lut.ok = true;
+  for (uint32_t h = 0; h < 128; ++h) {
+    uint32_t code = BF16UE8M0(h << 8, rp, satfinite);
+    lut.base[h] = static_cast<uint8_t>(code);
+    lut.step1[h] = lut.step2[h] = 255;
+    int steps = 0;
+    for (uint32_t l = 1; l < 256; ++l) {
+      const uint32_t next = BF16UE8M0((h << 8) | l, rp, satfinite);
+      if (next == code) continue;
+      lut.ok = lut.ok && next == code + 1 && steps < 2;
+      (steps == 0 ? lut.step1[h] : lut.step2[h]) = static_cast<uint8_t>(l - 1);
+      ++steps;
+      code = next;
+    }
+    lut.steps = steps > lut.steps ? steps : lut.steps;
+  }
+  lut.step1_same = lut.step2_same = true;
+  for (uint32_t h = 0; h < 128; ++h) {
+    lut.step1_same = lut.step1_same && lut.step1[h] == lut.step1[0];
+    lut.step2_same = lut.step2_same && lut.step2[h] == lut.step2[0];
+  }
+  return lut;
+}
+
 // vpermt2b indices of a:b (two vectors of 32 u16): byte i of the result is
 // byte 2i + 1 (hi) or 2i (lo), the high and low bytes of element i.
 struct Half16Gather {
@@ -421,6 +481,54 @@ struct Avx512LutF16ToUE8M0 {
                                          _mm512_set1_epi8(kRP ? 111 : 110));
     const __m512i low = _mm512_max_epu8(_mm512_permutex2var_epi8(t.low0, lo, t.low1), tail);
     return _mm512_max_epu8(code, low);
+  }
+};
+
+// bf16 -> ue8m0 under rz (kRP false) or rp, 64 elements per call
+// (docs/semantics.md section 1; the sign is ignored), by the tables of
+// BF16UE8M0Lut:
+//
+//   using Enc = Avx512LutBF16ToUE8M0<kRP, kSatFinite>;
+//   Enc::Encode64(Enc::LoadTables(), a, b) -> __m512i (codes in u8 lanes)
+//
+// Two vpermt2b split the elements into H and L; one vpermi2b gives the base
+// code and each step is a vpermi2b (or a constant), an unsigned compare and
+// a masked add: rp 9 operations, rz 5 or 6.
+template <bool kRP, bool kSatFinite>
+struct Avx512LutBF16ToUE8M0 {
+  static constexpr internal::BF16UE8M0Lut kLut = internal::MakeBF16UE8M0Lut(kRP, kSatFinite);
+  static_assert(kLut.ok, "bf16 -> ue8m0 tables do not fit the encoder");
+
+  struct Tables {
+    __m512i hi_idx, lo_idx, base0, base1, step1_0, step1_1, step2_0, step2_1;
+  };
+
+  static HWY_INLINE Tables LoadTables() {
+    const auto load = [](const uint8_t* p) { return _mm512_loadu_si512(p); };
+    return {load(internal::kHalf16Gather.hi), load(internal::kHalf16Gather.lo),
+            load(kLut.base),                  load(kLut.base + 64),
+            load(kLut.step1),                 load(kLut.step1 + 64),
+            load(kLut.step2),                 load(kLut.step2 + 64)};
+  }
+
+  static HWY_INLINE __m512i Encode64(const Tables& t, __m512i a, __m512i b) {
+    const __m512i hi = _mm512_permutex2var_epi8(a, t.hi_idx, b);
+    const __m512i lo = _mm512_permutex2var_epi8(a, t.lo_idx, b);
+    __m512i code = _mm512_permutex2var_epi8(t.base0, hi, t.base1);
+    const __m512i one = _mm512_set1_epi8(1);
+    if constexpr (kLut.steps >= 1) {
+      const __m512i step1 = kLut.step1_same
+                                ? _mm512_set1_epi8(static_cast<char>(kLut.step1[0]))
+                                : _mm512_permutex2var_epi8(t.step1_0, hi, t.step1_1);
+      code = _mm512_mask_add_epi8(code, _mm512_cmpgt_epu8_mask(lo, step1), code, one);
+    }
+    if constexpr (kLut.steps >= 2) {
+      const __m512i step2 = kLut.step2_same
+                                ? _mm512_set1_epi8(static_cast<char>(kLut.step2[0]))
+                                : _mm512_permutex2var_epi8(t.step2_0, hi, t.step2_1);
+      code = _mm512_mask_add_epi8(code, _mm512_cmpgt_epu8_mask(lo, step2), code, one);
+    }
+    return code;
   }
 };
 #endif  // AVX3_DL

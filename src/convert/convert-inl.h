@@ -206,6 +206,21 @@ MXPACK_FP16_TARGET HWY_NOINLINE void Fp16EncodeF32Array(const uint8_t* HWY_RESTR
 }
 #endif
 
+#ifdef MXPACK_HAVE_HALF16_LUT_ENCODE
+// 16-bit elements -> 8-bit codes, 64 elements per step, by an encoder of
+// encode_half16_lut-inl.h (Enc::LoadTables once, Enc::Encode64 per step).
+template <class Enc>
+HWY_INLINE void Half16LutArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
+                               size_t n) {
+  const hn::Full512<uint16_t> d16;
+  const typename Enc::Tables t = Enc::LoadTables();
+  ForEachStep<2, 1, 2>(d16, in, out, n, [&t](const uint8_t* src, uint8_t* dst) {
+    _mm512_storeu_si512(dst,
+                        Enc::Encode64(t, _mm512_loadu_si512(src), _mm512_loadu_si512(src + 64)));
+  });
+}
+#endif
+
 #ifdef MXPACK_HAVE_HALF16_ENCODE
 // bf16 / f16 -> kTo (at most 8 bits) rn, 64 elements per step: byte tables
 // on AVX3_DL (Avx512LutEncodeHalf16, tables held in registers), u16 lanes on
@@ -213,15 +228,10 @@ MXPACK_FP16_TARGET HWY_NOINLINE void Fp16EncodeF32Array(const uint8_t* HWY_RESTR
 template <internal::SrcKind kSrc, Format kTo, bool kSatFinite, bool kRelu>
 HWY_NOINLINE void Half16EncodeArray(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
                                     size_t n) {
-  const hn::Full512<uint16_t> d16;
 #ifdef MXPACK_HAVE_HALF16_LUT_ENCODE
-  using Enc = Avx512LutEncodeHalf16<kSrc, kTo, kSatFinite, kRelu>;
-  const typename Enc::Tables t = Enc::LoadTables();
-  ForEachStep<2, 1, 2>(d16, in, out, n, [&t](const uint8_t* src, uint8_t* dst) {
-    _mm512_storeu_si512(dst,
-                        Enc::Encode64(t, _mm512_loadu_si512(src), _mm512_loadu_si512(src + 64)));
-  });
+  Half16LutArray<Avx512LutEncodeHalf16<kSrc, kTo, kSatFinite, kRelu>>(in, out, n);
 #else
+  const hn::Full512<uint16_t> d16;
   using Enc = Avx512EncodeHalf16<kSrc, kTo, kSatFinite, kRelu>;
   ForEachStep<2, 1, 2>(d16, in, out, n, [](const uint8_t* src, uint8_t* dst) {
     _mm512_storeu_si512(dst, Enc::Encode64(_mm512_loadu_si512(src), _mm512_loadu_si512(src + 64)));
@@ -768,15 +778,10 @@ HWY_NOINLINE void BF16ToUE8M0Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_
 template <bool kRP, bool kSatFinite>
 HWY_NOINLINE void F16ToUE8M0Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out,
                                   size_t n) {
-  const hn::Full512<uint16_t> d16;
 #ifdef MXPACK_HAVE_HALF16_LUT_ENCODE
-  using Enc = Avx512LutF16ToUE8M0<kRP, kSatFinite>;
-  const typename Enc::Tables t = Enc::LoadTables();
-  ForEachStep<2, 1, 2>(d16, in, out, n, [&t](const uint8_t* src, uint8_t* dst) {
-    _mm512_storeu_si512(dst,
-                        Enc::Encode64(t, _mm512_loadu_si512(src), _mm512_loadu_si512(src + 64)));
-  });
+  Half16LutArray<Avx512LutF16ToUE8M0<kRP, kSatFinite>>(in, out, n);
 #else
+  const hn::Full512<uint16_t> d16;
   using Enc = Avx512F16ToUE8M0<kRP, kSatFinite>;
   ForEachStep<2, 1, 2>(d16, in, out, n, [d16](const uint8_t* src, uint8_t* dst) {
     StoreBytes2U16(d16, hn::Vec512<uint16_t>{Enc::Encode32(_mm512_loadu_si512(src))},
@@ -795,15 +800,10 @@ HWY_NOINLINE void Avx512UE8M0Array(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_
   constexpr bool kBF16 = kSrc == internal::SrcKind::kBF16;
   using Enc = Avx512ToUE8M0<kBF16, kRP, kSatFinite>;
   if constexpr (kBF16) {
-    const hn::Full512<uint16_t> d16;
 #ifdef MXPACK_HAVE_HALF16_LUT_ENCODE
-    using Lut = Avx512LutBF16ToUE8M0<kRP, kSatFinite>;
-    const typename Lut::Tables t = Lut::LoadTables();
-    ForEachStep<2, 1, 2>(d16, in, out, n, [&t](const uint8_t* src, uint8_t* dst) {
-      _mm512_storeu_si512(dst,
-                          Lut::Encode64(t, _mm512_loadu_si512(src), _mm512_loadu_si512(src + 64)));
-    });
+    Half16LutArray<Avx512LutBF16ToUE8M0<kRP, kSatFinite>>(in, out, n);
 #else
+    const hn::Full512<uint16_t> d16;
     ForEachStep<2, 1, 2>(d16, in, out, n, [d16](const uint8_t* src, uint8_t* dst) {
       StoreBytes2U16(d16, hn::Vec512<uint16_t>{Enc::Encode(_mm512_loadu_si512(src))},
                      hn::Vec512<uint16_t>{Enc::Encode(_mm512_loadu_si512(src + 64))}, dst);

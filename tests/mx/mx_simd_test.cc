@@ -344,6 +344,90 @@ TEST(MxSimd, Bf16TableCodecsEveryBucketEveryTarget) {
   }
 }
 
+TEST(MxSimd, F32TableCodecsEveryBucketEveryTarget) {
+  // f32 into MXFP4 and MXFP6 on AVX3_DL encodes by the bf16 table codecs
+  // on the high halves of the values plus a flag of their low bits
+  // (F32Halves) for chunks without NaN / Inf whose every nonzero block has
+  // X >= kMinX (e2m1 -124, e2m3 -122, e3m2 -121). As
+  // Bf16TableCodecsEveryBucketEveryTarget, per anchor x (the floor scale
+  // 2^x for e2m1 / e2m3, 2^(x - 2) for e3m2; anchors on both sides of
+  // every kMinX), blocks whose amax has an all-ones mantissa and whose
+  // other elements run through every bf16 magnitude from 2^(x - 8) to the
+  // amax, each with the low 16 f32 bits 0 (on a bucket's lower end where
+  // the bf16 mantissa allows it: the ties), 1, 0x8000 and 0xFFFF, f32
+  // subnormals and +-0, signs varying. 64 columns (whole steps) and 48
+  // (every second block ends in 16 padding lanes); then chunks with one
+  // NaN (every lane position of a block and of a 64-element step), which
+  // take the general path.
+  for (const size_t cols : {size_t{64}, size_t{48}}) {
+    std::vector<uint32_t> bits;
+    for (const int x : {-126, -125, -124, -123, -122, -121, -120, -119, -60, -2, 0, 1, 60, 120,
+                        125}) {
+      const uint32_t amax = static_cast<uint32_t>(x + 129) << 23 | 0x7FFFFF;
+      std::vector<uint32_t> vals;
+      for (int e = std::max(1, x + 119); e <= x + 129; ++e) {
+        for (uint32_t m = 0; m < 128; ++m) {
+          for (uint32_t low : {0u, 1u, 0x8000u, 0xFFFFu}) {
+            const uint32_t v = static_cast<uint32_t>(e) << 23 | m << 16 | low;
+            if (v <= amax) vals.push_back(v);
+          }
+        }
+      }
+      for (uint32_t sub : {0x000001u, 0x400000u, 0x7FFFFFu, 0x000000u}) vals.push_back(sub);
+      size_t v = 0;
+      for (size_t blk = 0; blk < 192; ++blk) {
+        bits.push_back(amax | static_cast<uint32_t>(blk % 2) << 31);
+        for (size_t j = 1; j < 32; ++j, ++v) {
+          bits.push_back(vals[v % vals.size()] | static_cast<uint32_t>((v + v / 5) % 2) << 31);
+        }
+      }
+    }
+    for (size_t lane = 0; lane < 64; ++lane) {
+      // One chunk (128 blocks) per NaN position, the rest table-eligible.
+      for (size_t j = 0; j < 128 * 32; ++j) {
+        const uint32_t m = static_cast<uint32_t>((j * 2654435761u) >> 9) & 0x7FFFFF;
+        bits.push_back((j % 32 == 0 ? 0x3F7FFFFFu : (0x3C000000u | m)) |
+                       static_cast<uint32_t>(j % 3 == 0) << 31);
+      }
+      bits[bits.size() - 128 * 32 + 64 * 5 + lane] = lane % 2 ? 0x7FC00000u : 0xFF800001u;
+    }
+    // Whole rows of `cols` data values (with 48 columns the driver pads
+    // every row's second block with 16 zero lanes).
+    while (bits.size() % cols != 0) bits.push_back(0);
+    std::vector<uint8_t> in(bits.size() * 4);
+    std::memcpy(in.data(), bits.data(), in.size());
+    const size_t rows = bits.size() / cols;
+    for (MxFormat f : {MxFormat::kMxfp4, MxFormat::kMxfp6E2m3, MxFormat::kMxfp6E3m2}) {
+      for (ElementLayout layout : LayoutsOf(f)) {
+        for (ScaleMode mode : kModes) {
+          MxOptions o;
+          o.scale_mode = mode;
+          o.layout = layout;
+          const std::string name =
+              absl::StrFormat("%s %s layout %d cols %d", MxFormatName(f), ScaleModeName(mode),
+                              static_cast<int>(layout), static_cast<int>(cols));
+          absl::StatusOr<MxTensor> ref =
+              QuantizeMx(f, Format::kF32, in, rows, cols, o, Impl{Impl::kScalar});
+          ASSERT_TRUE(ref.ok()) << name << ": " << ref.status();
+          const size_t bytes_per_block = ref->elements.size() / ref->scales.size();
+          for (int64_t target : AvailableTargets()) {
+            absl::StatusOr<MxTensor> got =
+                QuantizeMx(f, Format::kF32, in, rows, cols, o, Impl{target});
+            ASSERT_TRUE(got.ok()) << name;
+            ASSERT_EQ(got->scales, ref->scales) << name << " " << ImplName(Impl{target});
+            for (size_t i = 0; i < ref->elements.size(); ++i) {
+              const size_t b = i / bytes_per_block;
+              ASSERT_EQ(got->elements[i], ref->elements[i])
+                  << name << " " << ImplName(Impl{target}) << " byte " << i << " of block " << b
+                  << " (scale 0x" << std::hex << int{ref->scales[b]} << ")";
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(MxSimd, F32EveryScaleCodeEveryTarget) {
   // f32 into MX on AVX3_DL folds the block scale 2^X into the range
   // encoder's constants (RangeEncodeF32::Consts, no multiply) for chunks

@@ -1,6 +1,8 @@
 // Pass 3 of the MX block quantizer (src/mx/quantize-inl.h) for bf16 into
 // MXFP4 (e2m1) on AVX3_DL: the codes of 32 bf16 values (one block) in u16
-// lanes by one VBMI byte-table lookup, without widening to f32.
+// lanes by one VBMI byte-table lookup, without widening to f32; f32 sources
+// enter as their high halves plus a flag of their low bits (F32Halves,
+// shared with src/mx/encode_fp6_bf16-inl.h).
 // Per-target toggle guard (re-included once per Highway target).
 #if defined(MXPACK_SRC_MX_ENCODE_E2M1_BF16_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MXPACK_SRC_MX_ENCODE_E2M1_BF16_INL_H_
@@ -21,6 +23,42 @@ namespace HWY_NAMESPACE {
 #undef MXPACK_HAVE_MX_E2M1_BF16  // per target: this header is re-included
 #if HWY_TARGET == HWY_AVX3_DL
 #define MXPACK_HAVE_MX_E2M1_BF16 1
+// f32 sources of the bf16 table codecs (MxE2m1FromBf16, MxFp6FromBf16):
+// 32 f32 values as the codec's bf16 input h, their high halves (bf16
+// truncated, u16 lanes in order), and z, the lanes whose f32 bits below
+// the codec's bucket (bits 0 .. 15 + shift, shift = the bucket's bf16
+// mantissa bits) are all zero. Every bucket is a whole number of bf16
+// steps, so truncation keeps each value in its bucket (and h's sign, and
+// w's saturation at K, a multiple of 2^7), and an f32 value lies on its
+// bucket's lower end (where ties resolve) exactly at z: the table codes of
+// (h, z) are those of the f32 value (f32 subnormals too: h is a bf16
+// subnormal or +-0, as the codecs' bf16 subnormals). One vpermt2w and two
+// vptestmd per 32 values.
+struct F32Halves {
+  __m512i high_idx;  // vpermt2w: u16 lane j <- the high half of f32 lane j
+  __m512i low;       // the f32 bits below the bucket
+
+  static HWY_INLINE F32Halves Make(int shift) {
+    struct Table {
+      alignas(64) uint16_t v[32];
+    };
+    static constexpr Table kHigh = [] {
+      Table t{};
+      for (int j = 0; j < 32; ++j) t.v[j] = static_cast<uint16_t>(2 * j + 1);
+      return t;
+    }();
+    return {_mm512_load_si512(kHigh.v),
+            _mm512_set1_epi32(static_cast<int>((1u << (16 + shift)) - 1))};
+  }
+  // h of the 32 f32 values at p (128 bytes); z in `z` (bit j: lane j).
+  HWY_INLINE __m512i Load(const uint8_t* HWY_RESTRICT p, __mmask32& z) const {
+    const __m512i x0 = _mm512_loadu_si512(p);
+    const __m512i x1 = _mm512_loadu_si512(p + 64);
+    z = _mm512_kunpackw(_mm512_testn_epi32_mask(x1, low), _mm512_testn_epi32_mask(x0, low));
+    return _mm512_permutex2var_epi16(x0, high_idx, x1);
+  }
+};
+
 // encode_e2m1_rn_satfinite(x * 2^-X) of bf16 x in a block of scale 2^X
 // (docs/semantics.md section 5), for finite x whose block has
 // |x| * 2^-X < 8 = 2^(emax + 1) (every MX scale mode guarantees it) and
@@ -43,39 +81,6 @@ namespace HWY_NAMESPACE {
 //    | s << 3 in the low byte of the lane, 0 in the high byte (index 0).
 // 7 operations per 32 elements (RangeEncodeF32 on the widened values: 16
 // with the unpacks).
-// f32 sources of the bf16 table codecs (MxE2m1FromBf16, MxFp6FromBf16):
-// 32 f32 values as the codec's bf16 input h, their high halves (bf16
-// truncated, u16 lanes in order), and z, the lanes whose f32 bits below
-// the codec's bucket (bits 0 .. 15 + shift, shift = the bucket's bf16
-// mantissa bits) are all zero. Every bucket is a whole number of bf16
-// steps, so truncation keeps each value in its bucket (and h's sign, and
-// w's saturation at K, a multiple of 2^7), and an f32 value lies on its
-// bucket's lower end (where ties resolve) exactly at z: the table codes of
-// (h, z) are those of the f32 value.
-struct F32Halves {
-  __m512i high_idx;  // vpermt2w: u16 lane j <- the high half of f32 lane j
-  __m512i low;       // the f32 bits below the bucket
-
-  static HWY_INLINE F32Halves Make(int shift) {
-    struct Table {
-      alignas(64) uint16_t v[32];
-    };
-    static constexpr Table kHigh = [] {
-      Table t{};
-      for (int j = 0; j < 32; ++j) t.v[j] = static_cast<uint16_t>(2 * j + 1);
-      return t;
-    }();
-    return {_mm512_load_si512(kHigh.v), _mm512_set1_epi32(static_cast<int>((1u << (16 + shift)) - 1))};
-  }
-  // h of the 32 f32 values at p (128 bytes); z in `z` (bit j: lane j).
-  HWY_INLINE __m512i Load(const uint8_t* HWY_RESTRICT p, __mmask32& z) const {
-    const __m512i x0 = _mm512_loadu_si512(p);
-    const __m512i x1 = _mm512_loadu_si512(p + 64);
-    z = _mm512_kunpackw(_mm512_testn_epi32_mask(x1, low), _mm512_testn_epi32_mask(x0, low));
-    return _mm512_permutex2var_epi16(x0, high_idx, x1);
-  }
-};
-
 struct MxE2m1FromBf16 {
   // Scale exponents below this make K negative; those chunks take another
   // path.

@@ -8,7 +8,8 @@
 // as one code per byte or, for the padded GPU layouts, as b4x16_p64 /
 // b6x16_p32 groups. bf16 into fp8 (MXFP8) encodes the bf16 bits directly
 // with the scale folded into an integer rounding addend
-// (src/mx/encode_direct-inl.h); bf16 and f32 into e2m1 (MXFP4) and MXFP6
+// (src/mx/encode_direct-inl.h), on AVX3_DL by byte tables after one
+// saturating subtract of the scale (src/mx/encode_fp8_bf16-inl.h); bf16 and f32 into e2m1 (MXFP4) and MXFP6
 // on AVX3_DL look the codes up by bucket in u16 lanes (f32 as its high
 // halves plus a flag of its low bits; src/mx/encode_e2m1_bf16-inl.h,
 // src/mx/encode_fp6_bf16-inl.h).
@@ -39,6 +40,7 @@
 #include "src/mx/encode_direct-inl.h"
 #include "src/mx/encode_e2m1_bf16-inl.h"
 #include "src/mx/encode_fp6_bf16-inl.h"
+#include "src/mx/encode_fp8_bf16-inl.h"
 #include "src/mx/mx_scale-inl.h"
 #include "src/mx/nvfp4_exact-inl.h"
 #include "src/mx/nvfp4_thresholds.h"
@@ -434,6 +436,26 @@ class MxBlockQuantizer {
       }
     }
 #endif
+#ifdef MXPACK_HAVE_MX_FP8_BF16
+    if constexpr (kFp8Table) {
+      // MXFP8 from bf16: the table codec's K per block (any for blocks of
+      // amax 0, all +-0), for chunks whose every nonzero block has X >=
+      // kMinX; the others take the folded range encoder below.
+      HWY_ALIGN uint32_t k2[kMaxBlocks];
+      __mmask16 bad = 0;
+      const __m512i min_x = _mm512_set1_epi32(Fp8Table::kMinX);
+      const bool finite = codes([&](size_t b, __m512i bits, __m512i s) {
+        const __mmask16 nonzero = _mm512_test_epi32_mask(bits, bits);
+        bad |= _mm512_mask_cmplt_epi32_mask(nonzero, s, min_x);
+        _mm512_store_si512(k2 + b, Fp8Table::K2(_mm512_maskz_mov_epi32(nonzero, s)));
+      });
+      if (!finite) return false;
+      if (bad == 0 && nvalid == nb * kBlock) {
+        EncodeChunkFp8Table(src, k2, nb, out, a.prefetch_l2);
+        return true;
+      }
+    }
+#endif
 #ifdef MXPACK_HAVE_RANGE_ENCODE
     if constexpr (kRange) {
       // The folded constants (RangeFoldAt) for x = s, 0 for blocks of amax
@@ -502,6 +524,45 @@ class MxBlockQuantizer {
     std::memcpy(in_buf, src + kSrcBytes * i, kSrcBytes * (n - i));
     const __m512i kl = _mm512_set1_epi32(static_cast<int>(k2[nb - 1]));
     _mm512_store_si512(out_buf, encode64(in_buf, kl, kl));
+    std::memcpy(out + i, out_buf, n - i);
+  }
+#endif
+
+#ifdef MXPACK_HAVE_MX_FP8_BF16
+  // The table codec of MXFP8 from bf16 (MxFp8FromBf16) on AVX3_DL.
+  static constexpr bool kFp8Table = !kNvfp4 && kBf16 && kElemT.bits == 8;
+  using Fp8Table = MxFp8FromBf16<kElemT.bits == 8 ? kElem : Format::kE4M3>;
+
+  // Pass 3 of MXFP8 from bf16 without Inf or NaN elements (FastTail): 64
+  // elements (two blocks) per step by Fp8Table::Encode64, then an odd last
+  // block through zero-padded buffers. k2: Fp8Table::K2 of each block's
+  // scale. (Integer and table operations only: MXCSR plays no part.)
+  static HWY_NOINLINE void EncodeChunkFp8Table(const uint8_t* HWY_RESTRICT src,
+                                               const uint32_t* HWY_RESTRICT k2, size_t nb,
+                                               uint8_t* HWY_RESTRICT out, bool prefetch_l2) {
+    static_assert(kBlock == 32, "two blocks per step");
+    const size_t n = nb * kBlock;
+    const typename Fp8Table::Consts k = Fp8Table::Make();
+    const auto whole_steps = [&](auto l2) {
+      size_t i = 0;
+      for (; i + 64 <= n; i += 64) {
+        PrefetchNextChunk(src + kSrcBytes * i, kSrcBytes * n, 64 * kSrcBytes, l2);
+        const size_t b = i / kBlock;
+        _mm512_storeu_si512(
+            out + i, Fp8Table::Encode64(reinterpret_cast<const uint16_t*>(src + kSrcBytes * i),
+                                        _mm512_set1_epi32(static_cast<int>(k2[b])),
+                                        _mm512_set1_epi32(static_cast<int>(k2[b + 1])), k));
+      }
+      return i;
+    };
+    const size_t i = prefetch_l2 ? whole_steps(std::true_type()) : whole_steps(std::false_type());
+    if (i == n) return;
+    // One block left: the second is +0 (code 0 under any K).
+    HWY_ALIGN uint16_t in_buf[64] = {};
+    HWY_ALIGN uint8_t out_buf[64];
+    std::memcpy(in_buf, src + kSrcBytes * i, kSrcBytes * (n - i));
+    const __m512i kl = _mm512_set1_epi32(static_cast<int>(k2[nb - 1]));
+    _mm512_store_si512(out_buf, Fp8Table::Encode64(in_buf, kl, kl, k));
     std::memcpy(out + i, out_buf, n - i);
   }
 #endif

@@ -358,8 +358,9 @@ TEST(MxSimd, Bf16Fp8TableCodecEveryMagnitudeEveryTarget) {
   // subtract or leave a bf16 subnormal), bf16 subnormals and +-0, signs
   // varying; anchors on both sides of kMinX and at the largest scales.
   // Then chunks with one NaN or Inf (every lane position of a 64-element
-  // step), which take other paths. 64 columns (one step per row) and 96
-  // (an odd block count per chunk: the last block through the buffers).
+  // step), which take other paths, and one last block (an odd block count
+  // in the last chunk: through EncodeChunkFp8Table's buffers). 64 columns
+  // (one step per row) and 96.
   for (MxFormat f : {MxFormat::kMxfp8E4m3, MxFormat::kMxfp8E5m2}) {
     const bool e4m3 = f == MxFormat::kMxfp8E4m3;
     const int emax = e4m3 ? 8 : 15, bias = e4m3 ? 7 : 15, man = e4m3 ? 3 : 2;
@@ -398,6 +399,12 @@ TEST(MxSimd, Bf16Fp8TableCodecEveryMagnitudeEveryTarget) {
         bits[bits.size() - 128 * 32 + 64 * 5 + lane] = lane % 3 == 0   ? 0x7FC0
                                                        : lane % 3 == 1 ? 0xFF81
                                                                        : (lane % 2 ? 0x7F80 : 0xFF80);
+      }
+      // A last table-eligible block (with 96 columns alone in the last
+      // chunk).
+      for (size_t j = 0; j < 32; ++j) {
+        bits.push_back(static_cast<uint16_t>((j == 7 ? 0x437F : 0x3A00 | (j * 37 % 0x400)) |
+                                             (j % 3 == 0) << 15));
       }
       while (bits.size() % cols != 0) bits.push_back(0);
       std::vector<uint8_t> in(bits.size() * 2);

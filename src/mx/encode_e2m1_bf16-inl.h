@@ -1,6 +1,8 @@
 // Pass 3 of the MX block quantizer (src/mx/quantize-inl.h) for bf16 into
 // MXFP4 (e2m1) on AVX3_DL: the codes of 32 bf16 values (one block) in u16
-// lanes by one VBMI byte-table lookup, without widening to f32.
+// lanes by one VBMI byte-table lookup, without widening to f32; f32 sources
+// enter as their high halves plus a flag of their low bits (F32Halves,
+// shared with src/mx/encode_fp6_bf16-inl.h).
 // Per-target toggle guard (re-included once per Highway target).
 #if defined(MXPACK_SRC_MX_ENCODE_E2M1_BF16_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MXPACK_SRC_MX_ENCODE_E2M1_BF16_INL_H_
@@ -21,6 +23,42 @@ namespace HWY_NAMESPACE {
 #undef MXPACK_HAVE_MX_E2M1_BF16  // per target: this header is re-included
 #if HWY_TARGET == HWY_AVX3_DL
 #define MXPACK_HAVE_MX_E2M1_BF16 1
+// f32 sources of the bf16 table codecs (MxE2m1FromBf16, MxFp6FromBf16):
+// 32 f32 values as the codec's bf16 input h, their high halves (bf16
+// truncated, u16 lanes in order), and z, the lanes whose f32 bits below
+// the codec's bucket (bits 0 .. 15 + shift, shift = the bucket's bf16
+// mantissa bits) are all zero. Every bucket is a whole number of bf16
+// steps, so truncation keeps each value in its bucket (and h's sign, and
+// w's saturation at K, a multiple of 2^7), and an f32 value lies on its
+// bucket's lower end (where ties resolve) exactly at z: the table codes of
+// (h, z) are those of the f32 value (f32 subnormals too: h is a bf16
+// subnormal or +-0, as the codecs' bf16 subnormals). One vpermt2w and two
+// vptestmd per 32 values.
+struct F32Halves {
+  __m512i high_idx;  // vpermt2w: u16 lane j <- the high half of f32 lane j
+  __m512i low;       // the f32 bits below the bucket
+
+  static HWY_INLINE F32Halves Make(int shift) {
+    struct Table {
+      alignas(64) uint16_t v[32];
+    };
+    static constexpr Table kHigh = [] {
+      Table t{};
+      for (int j = 0; j < 32; ++j) t.v[j] = static_cast<uint16_t>(2 * j + 1);
+      return t;
+    }();
+    return {_mm512_load_si512(kHigh.v),
+            _mm512_set1_epi32(static_cast<int>((1u << (16 + shift)) - 1))};
+  }
+  // h of the 32 f32 values at p (128 bytes); z in `z` (bit j: lane j).
+  HWY_INLINE __m512i Load(const uint8_t* HWY_RESTRICT p, __mmask32& z) const {
+    const __m512i x0 = _mm512_loadu_si512(p);
+    const __m512i x1 = _mm512_loadu_si512(p + 64);
+    z = _mm512_kunpackw(_mm512_testn_epi32_mask(x1, low), _mm512_testn_epi32_mask(x0, low));
+    return _mm512_permutex2var_epi16(x0, high_idx, x1);
+  }
+};
+
 // encode_e2m1_rn_satfinite(x * 2^-X) of bf16 x in a block of scale 2^X
 // (docs/semantics.md section 5), for finite x whose block has
 // |x| * 2^-X < 8 = 2^(emax + 1) (every MX scale mode guarantees it) and
@@ -58,6 +96,7 @@ struct MxE2m1FromBf16 {
   // The constants, built once per chunk.
   struct Consts {
     __m512i abs, low5, z, table_lo, table_hi, weights, idx;
+    F32Halves f32;  // f32 sources
   };
   template <bool kPadded>
   static HWY_INLINE Consts Make() {
@@ -107,17 +146,22 @@ struct MxE2m1FromBf16 {
     k.table_hi = _mm512_load_si512(kCodes.v + 64);
     k.weights = _mm512_set1_epi32(0x00100001);
     k.idx = _mm512_load_si512(kIdx.v);
+    k.f32 = F32Halves::Make(5);
     return k;
   }
 
   // The codes (u16 lanes: code | s << 3) of the 32 bf16 values h of one
-  // block; k2: K2(X) of its scale.
-  static HWY_INLINE __m512i Codes32(__m512i h, __m512i k2, const Consts& k) {
+  // block; k2: K2(X) of its scale; z: the lanes at their bucket's lower
+  // end (bf16: M % 32 == 0; f32 sources: F32Halves).
+  static HWY_INLINE __m512i Codes32(__m512i h, __mmask32 z, __m512i k2, const Consts& k) {
     const __m512i w = _mm512_subs_epu16(_mm512_and_si512(h, k.abs), k2);
     // (w >> 5) << 1 | s: w >> 5 < 24, so the high byte stays 0.
     __m512i idx = _mm512_shldi_epi16(_mm512_srli_epi16(w, 5), h, 1);
-    idx = _mm512_mask_add_epi16(idx, _mm512_testn_epi16_mask(h, k.low5), idx, k.z);
+    idx = _mm512_mask_add_epi16(idx, z, idx, k.z);
     return _mm512_permutex2var_epi8(k.table_lo, idx, k.table_hi);
+  }
+  static HWY_INLINE __m512i Codes32(__m512i h, __m512i k2, const Consts& k) {
+    return Codes32(h, _mm512_testn_epi16_mask(h, k.low5), k2, k);
   }
 
   // The 64 codes of two blocks at p (scales k2a, k2b): b4x16_p64 groups
@@ -125,8 +169,22 @@ struct MxE2m1FromBf16 {
   template <bool kPadded>
   static HWY_INLINE __m512i Encode64(const uint16_t* HWY_RESTRICT p, __m512i k2a, __m512i k2b,
                                      const Consts& k) {
-    __m512i c0 = Codes32(_mm512_loadu_si512(p), k2a, k);
-    __m512i c1 = Codes32(_mm512_loadu_si512(p + 32), k2b, k);
+    return Pack<kPadded>(Codes32(_mm512_loadu_si512(p), k2a, k),
+                         Codes32(_mm512_loadu_si512(p + 32), k2b, k), k);
+  }
+  // The same for two blocks of f32 values at p (256 bytes).
+  template <bool kPadded>
+  static HWY_INLINE __m512i Encode64F32(const uint8_t* HWY_RESTRICT p, __m512i k2a, __m512i k2b,
+                                        const Consts& k) {
+    __mmask32 za, zb;
+    const __m512i ha = k.f32.Load(p, za);
+    const __m512i hb = k.f32.Load(p + 128, zb);
+    return Pack<kPadded>(Codes32(ha, za, k2a, k), Codes32(hb, zb, k2b, k), k);
+  }
+
+  // The 64 codes of Codes32's two results c0, c1 as stored.
+  template <bool kPadded>
+  static HWY_INLINE __m512i Pack(__m512i c0, __m512i c1, const Consts& k) {
     if constexpr (kPadded) {
       // u32 lane = even code + 16 * odd code (one pmaddwd), then the groups.
       c0 = _mm512_madd_epi16(c0, k.weights);

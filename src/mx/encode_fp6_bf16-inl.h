@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "hwy/highway.h"
+#include "src/mx/encode_e2m1_bf16-inl.h"  // F32Halves
 #include "mxpack/format.h"
 #include "src/format/encode_rn-inl.h"  // FastFormatOf
 
@@ -86,6 +87,7 @@ struct MxFp6FromBf16 {
 
   struct Consts {
     __m512i abs, low, sign, inside_lo, inside_hi, at_z_lo, at_z_hi, weights, idx;
+    F32Halves f32;  // f32 sources
   };
   template <bool kPadded>
   static HWY_INLINE Consts Make() {
@@ -134,20 +136,24 @@ struct MxFp6FromBf16 {
     k.at_z_hi = _mm512_load_si512(kAtZ.v + 64);
     k.weights = _mm512_set1_epi32(0x00400001);
     k.idx = _mm512_load_si512(kIdx.v);
+    k.f32 = F32Halves::Make(kShift);
     return k;
   }
 
   // The codes (u16 lanes: s << 5 | magnitude code) of the 32 bf16 values h
-  // of one block; k2: K2(X) of its scale.
-  static HWY_INLINE __m512i Codes32(__m512i h, __m512i k2, const Consts& k) {
+  // of one block; k2: K2(X) of its scale; z: the lanes at their bucket's
+  // lower end (bf16: M % 2^kShift == 0; f32 sources: F32Halves).
+  static HWY_INLINE __m512i Codes32(__m512i h, __mmask32 z, __m512i k2, const Consts& k) {
     const __m512i w = _mm512_subs_epu16(_mm512_and_si512(h, k.abs), k2);
     const __m512i idx = _mm512_srli_epi16(w, kShift);  // < 128: the high byte stays 0
-    // z per byte: the high bytes test 0 and read entry 0 (code 0) in both.
-    const __mmask64 z = _mm512_testn_epi8_mask(h, k.low);
-    const __m512i c = _mm512_mask_mov_epi8(_mm512_permutex2var_epi8(k.inside_lo, idx, k.inside_hi),
-                                           z, _mm512_permutex2var_epi8(k.at_z_lo, idx, k.at_z_hi));
+    // Both tables read entry 0 (code 0) in the high bytes.
+    const __m512i c = _mm512_mask_mov_epi16(_mm512_permutex2var_epi8(k.inside_lo, idx, k.inside_hi),
+                                            z, _mm512_permutex2var_epi8(k.at_z_lo, idx, k.at_z_hi));
     // s from bit 15 to bit 5: c | (h >> 10 & 0x20).
     return _mm512_ternarylogic_epi32(c, _mm512_srli_epi16(h, 10), k.sign, 0xF8);
+  }
+  static HWY_INLINE __m512i Codes32(__m512i h, __m512i k2, const Consts& k) {
+    return Codes32(h, _mm512_testn_epi16_mask(h, k.low), k2, k);
   }
 
   // The 64 codes of two blocks at p (scales k2a, k2b): b6x16_p32 groups
@@ -155,8 +161,22 @@ struct MxFp6FromBf16 {
   template <bool kPadded>
   static HWY_INLINE __m512i Encode64(const uint16_t* HWY_RESTRICT p, __m512i k2a, __m512i k2b,
                                      const Consts& k) {
-    __m512i c0 = Codes32(_mm512_loadu_si512(p), k2a, k);
-    __m512i c1 = Codes32(_mm512_loadu_si512(p + 32), k2b, k);
+    return Pack<kPadded>(Codes32(_mm512_loadu_si512(p), k2a, k),
+                         Codes32(_mm512_loadu_si512(p + 32), k2b, k), k);
+  }
+  // The same for two blocks of f32 values at p (256 bytes).
+  template <bool kPadded>
+  static HWY_INLINE __m512i Encode64F32(const uint8_t* HWY_RESTRICT p, __m512i k2a, __m512i k2b,
+                                        const Consts& k) {
+    __mmask32 za, zb;
+    const __m512i ha = k.f32.Load(p, za);
+    const __m512i hb = k.f32.Load(p + 128, zb);
+    return Pack<kPadded>(Codes32(ha, za, k2a, k), Codes32(hb, zb, k2b, k), k);
+  }
+
+  // The 64 codes of Codes32's two results c0, c1 as stored.
+  template <bool kPadded>
+  static HWY_INLINE __m512i Pack(__m512i c0, __m512i c1, const Consts& k) {
     if constexpr (kPadded) {
       // u32 lane = even code + 64 * odd code (12 bits, one pmaddwd); then
       // u64 lane bits 0..23 = low u32 | high u32 << 12 (the high u32's bits

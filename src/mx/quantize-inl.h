@@ -8,8 +8,10 @@
 // as one code per byte or, for the padded GPU layouts, as b4x16_p64 /
 // b6x16_p32 groups. bf16 into fp8 (MXFP8) encodes the bf16 bits directly
 // with the scale folded into an integer rounding addend
-// (src/mx/encode_direct-inl.h); bf16 into e2m1 (MXFP4) and MXFP6 on AVX3_DL
-// looks the codes up by bucket in u16 lanes (src/mx/encode_e2m1_bf16-inl.h,
+// (src/mx/encode_direct-inl.h), on AVX3_DL by byte tables after one
+// saturating subtract of the scale (src/mx/encode_fp8_bf16-inl.h); bf16 and f32 into e2m1 (MXFP4) and MXFP6
+// on AVX3_DL look the codes up by bucket in u16 lanes (f32 as its high
+// halves plus a flag of its low bits; src/mx/encode_e2m1_bf16-inl.h,
 // src/mx/encode_fp6_bf16-inl.h).
 // NVFP4 kExact compares the elements with per-scale-code thresholds
 // instead (src/mx/nvfp4_exact-inl.h; bf16 on AVX3_DL in u16 lanes).
@@ -38,6 +40,7 @@
 #include "src/mx/encode_direct-inl.h"
 #include "src/mx/encode_e2m1_bf16-inl.h"
 #include "src/mx/encode_fp6_bf16-inl.h"
+#include "src/mx/encode_fp8_bf16-inl.h"
 #include "src/mx/mx_scale-inl.h"
 #include "src/mx/nvfp4_exact-inl.h"
 #include "src/mx/nvfp4_thresholds.h"
@@ -343,8 +346,8 @@ class MxBlockQuantizer {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
   // Passes 2 and 3 of the common chunk, in fewer operations than the general
   // path: MX into elements that fold the scale into the range encoder
-  // (kRange: f32 and bf16 sources, every MX element format; bf16 into e2m1
-  // and fp6 first try their table codecs) or, on CPUs with AVX512-FP16, bf16
+  // (kRange: f32 and bf16 sources, every MX element format; e2m1 and fp6
+  // first try their table codecs) or, on CPUs with AVX512-FP16, bf16
   // into e4m3 (kFp16Direct, taken first). Valid for
   // chunks without Inf or NaN elements whose every nonzero block's
   // constants are in range; FastTail returns false for the others, which
@@ -408,11 +411,12 @@ class MxBlockQuantizer {
     }
 #endif
 #ifdef MXPACK_HAVE_MX_E2M1_BF16
-    if constexpr (kBf16 && kTableCodec) {
-      // MXFP4 / MXFP6 from bf16: the table codec's K per block (any
-      // for blocks of amax 0, all +-0), for chunks whose every nonzero block
-      // has X >= kMinX (bf16 chunks hold no row padding: the driver stages
-      // ragged rows as f32); the others take the folded range encoder below.
+    if constexpr (kTableCodec) {
+      // MXFP4 / MXFP6: the table codec's K per block (any for blocks of
+      // amax 0, all +-0), for chunks whose every nonzero block has X >=
+      // kMinX (bf16 chunks hold no row padding: the driver stages ragged
+      // rows as f32; f32 row padding is +0, code 0 under any K); the others
+      // take the folded range encoder below.
       HWY_ALIGN uint32_t k2[kMaxBlocks];
       __mmask16 bad = 0;
       const __m512i min_x = _mm512_set1_epi32(TableCodec::kMinX);
@@ -422,12 +426,32 @@ class MxBlockQuantizer {
         _mm512_store_si512(k2 + b, TableCodec::K2(_mm512_maskz_mov_epi32(nonzero, s)));
       });
       if (!finite) return false;
-      if (bad == 0 && nvalid == nb * kBlock) {
+      if (bad == 0 && (!kBf16 || nvalid == nb * kBlock)) {
         if (padded) {
-          EncodeChunkTableBf16<true>(src, k2, nb, out, a.prefetch_l2);
+          EncodeChunkTable<true>(src, k2, nb, out, a.prefetch_l2);
         } else {
-          EncodeChunkTableBf16<false>(src, k2, nb, out, a.prefetch_l2);
+          EncodeChunkTable<false>(src, k2, nb, out, a.prefetch_l2);
         }
+        return true;
+      }
+    }
+#endif
+#ifdef MXPACK_HAVE_MX_FP8_BF16
+    if constexpr (kFp8Table) {
+      // MXFP8 from bf16: the table codec's K per block (any for blocks of
+      // amax 0, all +-0), for chunks whose every nonzero block has X >=
+      // kMinX; the others take the folded range encoder below.
+      HWY_ALIGN uint32_t k2[kMaxBlocks];
+      __mmask16 bad = 0;
+      const __m512i min_x = _mm512_set1_epi32(Fp8Table::kMinX);
+      const bool finite = codes([&](size_t b, __m512i bits, __m512i s) {
+        const __mmask16 nonzero = _mm512_test_epi32_mask(bits, bits);
+        bad |= _mm512_mask_cmplt_epi32_mask(nonzero, s, min_x);
+        _mm512_store_si512(k2 + b, Fp8Table::K2(_mm512_maskz_mov_epi32(nonzero, s)));
+      });
+      if (!finite) return false;
+      if (bad == 0 && nvalid == nb * kBlock) {
+        EncodeChunkFp8Table(src, k2, nb, out, a.prefetch_l2);
         return true;
       }
     }
@@ -455,33 +479,79 @@ class MxBlockQuantizer {
 
 
 #ifdef MXPACK_HAVE_MX_E2M1_BF16
-  // The table codec of bf16 into e2m1 (MxE2m1FromBf16) and fp6
-  // (MxFp6FromBf16) on AVX3_DL.
+  // The table codec of MXFP4 (MxE2m1FromBf16) and MXFP6 (MxFp6FromBf16)
+  // on AVX3_DL, from bf16 and (F32Halves) f32.
   static constexpr bool kTableCodec = !kNvfp4 && (kElem == Format::kE2M1 || kElemT.bits == 6);
   using TableCodec = std::conditional_t<kElem == Format::kE2M1, MxE2m1FromBf16,
                                         MxFp6FromBf16<kElemT.bits == 6 ? kElem : Format::kE2M3>>;
 
-  // Pass 3 of MXFP4 / MXFP6 from bf16 without Inf or NaN elements
-  // (FastTail): 64 elements (two blocks) per step by TableCodec::Encode64,
-  // then an odd last block through zero-padded buffers. k2: TableCodec::K2
-  // of each block's scale. (Integer and table operations only: MXCSR plays
-  // no part.)
+  // Pass 3 of MXFP4 / MXFP6 without Inf or NaN elements (FastTail): 64
+  // elements (two blocks) per step by TableCodec::Encode64 (bf16) or
+  // Encode64F32, then an odd last block through zero-padded buffers. k2:
+  // TableCodec::K2 of each block's scale. (Integer and table operations
+  // only: MXCSR plays no part.)
   template <bool kPadded>
-  static HWY_NOINLINE void EncodeChunkTableBf16(const uint8_t* HWY_RESTRICT src,
-                                                const uint32_t* HWY_RESTRICT k2, size_t nb,
-                                                uint8_t* HWY_RESTRICT out, bool prefetch_l2) {
-    static_assert(kBlock == 32, "one block per vector");
-    const auto* s16 = reinterpret_cast<const uint16_t*>(src);
+  static HWY_NOINLINE void EncodeChunkTable(const uint8_t* HWY_RESTRICT src,
+                                            const uint32_t* HWY_RESTRICT k2, size_t nb,
+                                            uint8_t* HWY_RESTRICT out, bool prefetch_l2) {
+    static_assert(kBlock == 32, "two blocks per step");
     const size_t n = nb * kBlock;
     const typename TableCodec::Consts k = TableCodec::template Make<kPadded>();
+    const auto encode64 = [&k](const uint8_t* HWY_RESTRICT p, __m512i ka, __m512i kb) {
+      if constexpr (kBf16) {
+        return TableCodec::template Encode64<kPadded>(reinterpret_cast<const uint16_t*>(p), ka,
+                                                      kb, k);
+      } else {
+        return TableCodec::template Encode64F32<kPadded>(p, ka, kb, k);
+      }
+    };
     const auto whole_steps = [&](auto l2) {
       size_t i = 0;
       for (; i + 64 <= n; i += 64) {
-        PrefetchNextChunk(src + 2 * i, 2 * n, 128, l2);
+        PrefetchNextChunk(src + kSrcBytes * i, kSrcBytes * n, 64 * kSrcBytes, l2);
         const size_t b = i / kBlock;
-        _mm512_storeu_si512(out + i, TableCodec::template Encode64<kPadded>(
-                                         s16 + i, _mm512_set1_epi32(static_cast<int>(k2[b])),
-                                         _mm512_set1_epi32(static_cast<int>(k2[b + 1])), k));
+        _mm512_storeu_si512(out + i, encode64(src + kSrcBytes * i,
+                                              _mm512_set1_epi32(static_cast<int>(k2[b])),
+                                              _mm512_set1_epi32(static_cast<int>(k2[b + 1]))));
+      }
+      return i;
+    };
+    const size_t i = prefetch_l2 ? whole_steps(std::true_type()) : whole_steps(std::false_type());
+    if (i == n) return;
+    // One block left: the second is +0 (code 0 under any K).
+    HWY_ALIGN uint8_t in_buf[64 * kSrcBytes] = {};
+    HWY_ALIGN uint8_t out_buf[64];
+    std::memcpy(in_buf, src + kSrcBytes * i, kSrcBytes * (n - i));
+    const __m512i kl = _mm512_set1_epi32(static_cast<int>(k2[nb - 1]));
+    _mm512_store_si512(out_buf, encode64(in_buf, kl, kl));
+    std::memcpy(out + i, out_buf, n - i);
+  }
+#endif
+
+#ifdef MXPACK_HAVE_MX_FP8_BF16
+  // The table codec of MXFP8 from bf16 (MxFp8FromBf16) on AVX3_DL.
+  static constexpr bool kFp8Table = !kNvfp4 && kBf16 && kElemT.bits == 8;
+  using Fp8Table = MxFp8FromBf16<kElemT.bits == 8 ? kElem : Format::kE4M3>;
+
+  // Pass 3 of MXFP8 from bf16 without Inf or NaN elements (FastTail): 64
+  // elements (two blocks) per step by Fp8Table::Encode64, then an odd last
+  // block through zero-padded buffers. k2: Fp8Table::K2 of each block's
+  // scale. (Integer and table operations only: MXCSR plays no part.)
+  static HWY_NOINLINE void EncodeChunkFp8Table(const uint8_t* HWY_RESTRICT src,
+                                               const uint32_t* HWY_RESTRICT k2, size_t nb,
+                                               uint8_t* HWY_RESTRICT out, bool prefetch_l2) {
+    static_assert(kBlock == 32, "two blocks per step");
+    const size_t n = nb * kBlock;
+    const typename Fp8Table::Consts k = Fp8Table::Make();
+    const auto whole_steps = [&](auto l2) {
+      size_t i = 0;
+      for (; i + 64 <= n; i += 64) {
+        PrefetchNextChunk(src + kSrcBytes * i, kSrcBytes * n, 64 * kSrcBytes, l2);
+        const size_t b = i / kBlock;
+        _mm512_storeu_si512(
+            out + i, Fp8Table::Encode64(reinterpret_cast<const uint16_t*>(src + kSrcBytes * i),
+                                        _mm512_set1_epi32(static_cast<int>(k2[b])),
+                                        _mm512_set1_epi32(static_cast<int>(k2[b + 1])), k));
       }
       return i;
     };
@@ -490,9 +560,9 @@ class MxBlockQuantizer {
     // One block left: the second is +0 (code 0 under any K).
     HWY_ALIGN uint16_t in_buf[64] = {};
     HWY_ALIGN uint8_t out_buf[64];
-    std::memcpy(in_buf, s16 + i, 2 * (n - i));
+    std::memcpy(in_buf, src + kSrcBytes * i, kSrcBytes * (n - i));
     const __m512i kl = _mm512_set1_epi32(static_cast<int>(k2[nb - 1]));
-    _mm512_store_si512(out_buf, TableCodec::template Encode64<kPadded>(in_buf, kl, kl, k));
+    _mm512_store_si512(out_buf, Fp8Table::Encode64(in_buf, kl, kl, k));
     std::memcpy(out + i, out_buf, n - i);
   }
 #endif

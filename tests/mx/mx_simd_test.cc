@@ -344,6 +344,187 @@ TEST(MxSimd, Bf16TableCodecsEveryBucketEveryTarget) {
   }
 }
 
+TEST(MxSimd, Bf16Fp8TableCodecEveryMagnitudeEveryTarget) {
+  // bf16 into MXFP8 on AVX3_DL encodes by the bf16 byte tables of the
+  // element format with its bias raised by kBase after one saturating u16
+  // subtract of the block scale (MxFp8FromBf16) for chunks without NaN /
+  // Inf whose every nonzero block has X >= kMinX (e4m3 -116, e5m2 -109).
+  // Per anchor x (two chunks of 128 blocks each), blocks whose amax has
+  // mantissa 0x7F: 1.9921875 * 2^(x + emax) (floor: scale 2^x; the other
+  // modes 2^(x + 1)), and whose other elements run through every bf16
+  // magnitude from 2^(x - bias - man - 3) to the amax (every subnormal of
+  // the element, every tie, every mantissa, the saturating top, and the
+  // magnitudes below half the smallest subnormal that saturate the
+  // subtract or leave a bf16 subnormal), bf16 subnormals and +-0, signs
+  // varying; anchors on both sides of kMinX and at the largest scales.
+  // Then chunks with one NaN or Inf (every lane position of a 64-element
+  // step), which take other paths, and one last block (an odd block count
+  // in the last chunk: through EncodeChunkFp8Table's buffers). 64 columns
+  // (one step per row) and 96.
+  for (MxFormat f : {MxFormat::kMxfp8E4m3, MxFormat::kMxfp8E5m2}) {
+    const bool e4m3 = f == MxFormat::kMxfp8E4m3;
+    const int emax = e4m3 ? 8 : 15, bias = e4m3 ? 7 : 15, man = e4m3 ? 3 : 2;
+    const int min_x = -(126 - bias - man);
+    const int max_x = 254 - 127 - emax;
+    for (const size_t cols : {size_t{64}, size_t{96}}) {
+      std::vector<uint16_t> bits;
+      std::vector<int> anchors = {-127, -60, -2, 0, 1, 60, max_x - 1, max_x};
+      for (int d = -3; d <= 3; ++d) anchors.push_back(min_x + d);
+      for (const int x : anchors) {
+        const uint16_t amax = static_cast<uint16_t>((x + 127 + emax) << 7 | 0x7F);
+        std::vector<uint16_t> vals;
+        for (int e = std::max(1, x + 127 - bias - man - 3); e <= x + 127 + emax; ++e) {
+          for (int m = 0; m < 128; ++m) {
+            const uint16_t h = static_cast<uint16_t>(e << 7 | m);
+            if (h <= amax) vals.push_back(h);
+          }
+        }
+        for (int sub : {0x0001, 0x0040, 0x007F, 0x0000}) vals.push_back(static_cast<uint16_t>(sub));
+        size_t v = 0;
+        for (size_t blk = 0; blk < 256; ++blk) {
+          bits.push_back(static_cast<uint16_t>(amax | (blk % 2) << 15));
+          for (size_t j = 1; j < 32; ++j, ++v) {
+            bits.push_back(static_cast<uint16_t>(vals[v % vals.size()] | ((v + v / 5) % 2) << 15));
+          }
+        }
+      }
+      for (size_t lane = 0; lane < 64; ++lane) {
+        // One chunk (128 blocks) per NaN / Inf position, the rest
+        // table-eligible.
+        for (size_t j = 0; j < 128 * 32; ++j) {
+          const uint16_t m = static_cast<uint16_t>((j * 2654435761u) >> 9) & 0x3FF;
+          bits.push_back(static_cast<uint16_t>((j % 32 == 0 ? 0x3F7F : (0x3A00 | m)) |
+                                               (j % 3 == 0) << 15));
+        }
+        bits[bits.size() - 128 * 32 + 64 * 5 + lane] = lane % 3 == 0   ? 0x7FC0
+                                                       : lane % 3 == 1 ? 0xFF81
+                                                                       : (lane % 2 ? 0x7F80 : 0xFF80);
+      }
+      // A last table-eligible block (with 96 columns alone in the last
+      // chunk).
+      for (size_t j = 0; j < 32; ++j) {
+        bits.push_back(static_cast<uint16_t>((j == 7 ? 0x437F : 0x3A00 | (j * 37 % 0x400)) |
+                                             (j % 3 == 0) << 15));
+      }
+      while (bits.size() % cols != 0) bits.push_back(0);
+      std::vector<uint8_t> in(bits.size() * 2);
+      std::memcpy(in.data(), bits.data(), in.size());
+      const size_t rows = bits.size() / cols;
+      for (ElementLayout layout : LayoutsOf(f)) {
+        for (ScaleMode mode : kModes) {
+          MxOptions o;
+          o.scale_mode = mode;
+          o.layout = layout;
+          const std::string name =
+              absl::StrFormat("%s %s layout %d cols %d", MxFormatName(f), ScaleModeName(mode),
+                              static_cast<int>(layout), static_cast<int>(cols));
+          absl::StatusOr<MxTensor> ref =
+              QuantizeMx(f, Format::kBF16, in, rows, cols, o, Impl{Impl::kScalar});
+          ASSERT_TRUE(ref.ok()) << name << ": " << ref.status();
+          const size_t bytes_per_block = ref->elements.size() / ref->scales.size();
+          for (int64_t target : AvailableTargets()) {
+            absl::StatusOr<MxTensor> got =
+                QuantizeMx(f, Format::kBF16, in, rows, cols, o, Impl{target});
+            ASSERT_TRUE(got.ok()) << name;
+            ASSERT_EQ(got->scales, ref->scales) << name << " " << ImplName(Impl{target});
+            for (size_t i = 0; i < ref->elements.size(); ++i) {
+              const size_t b = i / bytes_per_block;
+              ASSERT_EQ(got->elements[i], ref->elements[i])
+                  << name << " " << ImplName(Impl{target}) << " byte " << i << " of block " << b
+                  << " (scale 0x" << std::hex << int{ref->scales[b]} << ", input 0x"
+                  << bits[i] << ")";
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(MxSimd, F32TableCodecsEveryBucketEveryTarget) {
+  // f32 into MXFP4 and MXFP6 on AVX3_DL encodes by the bf16 table codecs
+  // on the high halves of the values plus a flag of their low bits
+  // (F32Halves) for chunks without NaN / Inf whose every nonzero block has
+  // X >= kMinX (e2m1 -124, e2m3 -122, e3m2 -121). As
+  // Bf16TableCodecsEveryBucketEveryTarget, per anchor x (the floor scale
+  // 2^x for e2m1 / e2m3, 2^(x - 2) for e3m2; anchors on both sides of
+  // every kMinX), blocks whose amax has an all-ones mantissa and whose
+  // other elements run through every bf16 magnitude from 2^(x - 8) to the
+  // amax, each with the low 16 f32 bits 0 (on a bucket's lower end where
+  // the bf16 mantissa allows it: the ties), 1, 0x8000 and 0xFFFF, f32
+  // subnormals and +-0, signs varying. 64 columns (whole steps) and 48
+  // (every second block ends in 16 padding lanes); then chunks with one
+  // NaN (every lane position of a block and of a 64-element step), which
+  // take the general path.
+  for (const size_t cols : {size_t{64}, size_t{48}}) {
+    std::vector<uint32_t> bits;
+    for (const int x : {-126, -125, -124, -123, -122, -121, -120, -119, -60, -2, 0, 1, 60, 120,
+                        125}) {
+      const uint32_t amax = static_cast<uint32_t>(x + 129) << 23 | 0x7FFFFF;
+      std::vector<uint32_t> vals;
+      for (int e = std::max(1, x + 119); e <= x + 129; ++e) {
+        for (uint32_t m = 0; m < 128; ++m) {
+          for (uint32_t low : {0u, 1u, 0x8000u, 0xFFFFu}) {
+            const uint32_t v = static_cast<uint32_t>(e) << 23 | m << 16 | low;
+            if (v <= amax) vals.push_back(v);
+          }
+        }
+      }
+      for (uint32_t sub : {0x000001u, 0x400000u, 0x7FFFFFu, 0x000000u}) vals.push_back(sub);
+      size_t v = 0;
+      for (size_t blk = 0; blk < 192; ++blk) {
+        bits.push_back(amax | static_cast<uint32_t>(blk % 2) << 31);
+        for (size_t j = 1; j < 32; ++j, ++v) {
+          bits.push_back(vals[v % vals.size()] | static_cast<uint32_t>((v + v / 5) % 2) << 31);
+        }
+      }
+    }
+    for (size_t lane = 0; lane < 64; ++lane) {
+      // One chunk (128 blocks) per NaN position, the rest table-eligible.
+      for (size_t j = 0; j < 128 * 32; ++j) {
+        const uint32_t m = static_cast<uint32_t>((j * 2654435761u) >> 9) & 0x7FFFFF;
+        bits.push_back((j % 32 == 0 ? 0x3F7FFFFFu : (0x3C000000u | m)) |
+                       static_cast<uint32_t>(j % 3 == 0) << 31);
+      }
+      bits[bits.size() - 128 * 32 + 64 * 5 + lane] = lane % 2 ? 0x7FC00000u : 0xFF800001u;
+    }
+    // Whole rows of `cols` data values (with 48 columns the driver pads
+    // every row's second block with 16 zero lanes).
+    while (bits.size() % cols != 0) bits.push_back(0);
+    std::vector<uint8_t> in(bits.size() * 4);
+    std::memcpy(in.data(), bits.data(), in.size());
+    const size_t rows = bits.size() / cols;
+    for (MxFormat f : {MxFormat::kMxfp4, MxFormat::kMxfp6E2m3, MxFormat::kMxfp6E3m2}) {
+      for (ElementLayout layout : LayoutsOf(f)) {
+        for (ScaleMode mode : kModes) {
+          MxOptions o;
+          o.scale_mode = mode;
+          o.layout = layout;
+          const std::string name =
+              absl::StrFormat("%s %s layout %d cols %d", MxFormatName(f), ScaleModeName(mode),
+                              static_cast<int>(layout), static_cast<int>(cols));
+          absl::StatusOr<MxTensor> ref =
+              QuantizeMx(f, Format::kF32, in, rows, cols, o, Impl{Impl::kScalar});
+          ASSERT_TRUE(ref.ok()) << name << ": " << ref.status();
+          const size_t bytes_per_block = ref->elements.size() / ref->scales.size();
+          for (int64_t target : AvailableTargets()) {
+            absl::StatusOr<MxTensor> got =
+                QuantizeMx(f, Format::kF32, in, rows, cols, o, Impl{target});
+            ASSERT_TRUE(got.ok()) << name;
+            ASSERT_EQ(got->scales, ref->scales) << name << " " << ImplName(Impl{target});
+            for (size_t i = 0; i < ref->elements.size(); ++i) {
+              const size_t b = i / bytes_per_block;
+              ASSERT_EQ(got->elements[i], ref->elements[i])
+                  << name << " " << ImplName(Impl{target}) << " byte " << i << " of block " << b
+                  << " (scale 0x" << std::hex << int{ref->scales[b]} << ")";
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(MxSimd, F32EveryScaleCodeEveryTarget) {
   // f32 into MX on AVX3_DL folds the block scale 2^X into the range
   // encoder's constants (RangeEncodeF32::Consts, no multiply) for chunks

@@ -543,7 +543,7 @@ class StackBlockQuantizer : private StackOps {
           Nvfp4Bf16PairBuckets(in + b * kBlock * kIn, thr->bucket[c0],
                                thr->bucket[c1], elements + b * kOutPerBlock);
         } else if (codes_ok && thr->usable[c0] && thr->usable[c1]) {
-          uint64_t pair[8];
+          HWY_ALIGN uint64_t pair[8];
           PairThresholds(thr->row[c0], thr->row[c1], pair);
           Nvfp4Bf16Pair(in + b * kBlock * kIn, pair,
                         elements + b * kOutPerBlock);

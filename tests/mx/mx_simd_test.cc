@@ -316,31 +316,8 @@ TEST(MxSimd, Bf16TableCodecsEveryBucketEveryTarget) {
   std::memcpy(in.data(), bits.data(), in.size());
   const size_t rows = bits.size() / kCols;
   for (MxFormat f : {MxFormat::kMxfp4, MxFormat::kMxfp6E2m3, MxFormat::kMxfp6E3m2}) {
-    for (ElementLayout layout : LayoutsOf(f)) {
-      for (ScaleMode mode : kModes) {
-        MxOptions o;
-        o.scale_mode = mode;
-        o.layout = layout;
-        const std::string name = absl::StrFormat("%s %s layout %d", MxFormatName(f),
-                                                 ScaleModeName(mode), static_cast<int>(layout));
-        absl::StatusOr<MxTensor> ref =
-            QuantizeMx(f, Format::kBF16, in, rows, kCols, o, Impl{Impl::kScalar});
-        ASSERT_TRUE(ref.ok()) << name << ": " << ref.status();
-        const size_t bytes_per_block = ref->elements.size() / ref->scales.size();
-        for (int64_t target : AvailableTargets()) {
-          absl::StatusOr<MxTensor> got =
-              QuantizeMx(f, Format::kBF16, in, rows, kCols, o, Impl{target});
-          ASSERT_TRUE(got.ok()) << name;
-          ASSERT_EQ(got->scales, ref->scales) << name << " " << ImplName(Impl{target});
-          for (size_t i = 0; i < ref->elements.size(); ++i) {
-            const size_t b = i / bytes_per_block;
-            ASSERT_EQ(got->elements[i], ref->elements[i])
-                << name << " " << ImplName(Impl{target}) << " byte " << i << " of block " << b
-                << " (scale 0x" << std::hex << int{ref->scales[b]} << ")";
-          }
-        }
-      }
-    }
+    ASSERT_NO_FATAL_FAILURE(
+        ExpectEveryLayoutAndModeEqualsScalar(f, Format::kBF16, in, rows, kCols));
   }
 }
 
@@ -410,33 +387,9 @@ TEST(MxSimd, Bf16Fp8TableCodecEveryMagnitudeEveryTarget) {
       std::vector<uint8_t> in(bits.size() * 2);
       std::memcpy(in.data(), bits.data(), in.size());
       const size_t rows = bits.size() / cols;
-      for (ElementLayout layout : LayoutsOf(f)) {
-        for (ScaleMode mode : kModes) {
-          MxOptions o;
-          o.scale_mode = mode;
-          o.layout = layout;
-          const std::string name =
-              absl::StrFormat("%s %s layout %d cols %d", MxFormatName(f), ScaleModeName(mode),
-                              static_cast<int>(layout), static_cast<int>(cols));
-          absl::StatusOr<MxTensor> ref =
-              QuantizeMx(f, Format::kBF16, in, rows, cols, o, Impl{Impl::kScalar});
-          ASSERT_TRUE(ref.ok()) << name << ": " << ref.status();
-          const size_t bytes_per_block = ref->elements.size() / ref->scales.size();
-          for (int64_t target : AvailableTargets()) {
-            absl::StatusOr<MxTensor> got =
-                QuantizeMx(f, Format::kBF16, in, rows, cols, o, Impl{target});
-            ASSERT_TRUE(got.ok()) << name;
-            ASSERT_EQ(got->scales, ref->scales) << name << " " << ImplName(Impl{target});
-            for (size_t i = 0; i < ref->elements.size(); ++i) {
-              const size_t b = i / bytes_per_block;
-              ASSERT_EQ(got->elements[i], ref->elements[i])
-                  << name << " " << ImplName(Impl{target}) << " byte " << i << " of block " << b
-                  << " (scale 0x" << std::hex << int{ref->scales[b]} << ", input 0x"
-                  << bits[i] << ")";
-            }
-          }
-        }
-      }
+      ASSERT_NO_FATAL_FAILURE(ExpectEveryLayoutAndModeEqualsScalar(
+          f, Format::kBF16, in, rows, cols,
+          [&bits](size_t i) { return absl::StrFormat("input 0x%04x", bits[i]); }));
     }
   }
 }
@@ -495,32 +448,8 @@ TEST(MxSimd, F32TableCodecsEveryBucketEveryTarget) {
     std::memcpy(in.data(), bits.data(), in.size());
     const size_t rows = bits.size() / cols;
     for (MxFormat f : {MxFormat::kMxfp4, MxFormat::kMxfp6E2m3, MxFormat::kMxfp6E3m2}) {
-      for (ElementLayout layout : LayoutsOf(f)) {
-        for (ScaleMode mode : kModes) {
-          MxOptions o;
-          o.scale_mode = mode;
-          o.layout = layout;
-          const std::string name =
-              absl::StrFormat("%s %s layout %d cols %d", MxFormatName(f), ScaleModeName(mode),
-                              static_cast<int>(layout), static_cast<int>(cols));
-          absl::StatusOr<MxTensor> ref =
-              QuantizeMx(f, Format::kF32, in, rows, cols, o, Impl{Impl::kScalar});
-          ASSERT_TRUE(ref.ok()) << name << ": " << ref.status();
-          const size_t bytes_per_block = ref->elements.size() / ref->scales.size();
-          for (int64_t target : AvailableTargets()) {
-            absl::StatusOr<MxTensor> got =
-                QuantizeMx(f, Format::kF32, in, rows, cols, o, Impl{target});
-            ASSERT_TRUE(got.ok()) << name;
-            ASSERT_EQ(got->scales, ref->scales) << name << " " << ImplName(Impl{target});
-            for (size_t i = 0; i < ref->elements.size(); ++i) {
-              const size_t b = i / bytes_per_block;
-              ASSERT_EQ(got->elements[i], ref->elements[i])
-                  << name << " " << ImplName(Impl{target}) << " byte " << i << " of block " << b
-                  << " (scale 0x" << std::hex << int{ref->scales[b]} << ")";
-            }
-          }
-        }
-      }
+      ASSERT_NO_FATAL_FAILURE(
+          ExpectEveryLayoutAndModeEqualsScalar(f, Format::kF32, in, rows, cols));
     }
   }
 }

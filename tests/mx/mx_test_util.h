@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <random>
@@ -149,6 +150,41 @@ inline void ExpectEveryTargetEqualsScalar(const std::vector<float>& x, size_t ro
               ASSERT_EQ(got->elements, ref->elements) << name << " " << ImplName(Impl{target});
             }
           }
+        }
+      }
+    }
+  }
+}
+
+// Every element layout of `f` (codes and the padded one) x every scale
+// mode: every target's scales and element bytes equal the scalar
+// reference's for the rows x cols tensor `in` of `from`. A mismatching
+// byte is named with its block, that block's scale code and, where `input`
+// is given, what it says of the input behind the byte.
+inline void ExpectEveryLayoutAndModeEqualsScalar(
+    MxFormat f, Format from, const std::vector<uint8_t>& in, size_t rows, size_t cols,
+    const std::function<std::string(size_t)>& input = nullptr) {
+  for (ElementLayout layout : LayoutsOf(f)) {
+    for (ScaleMode mode : kModes) {
+      MxOptions o;
+      o.scale_mode = mode;
+      o.layout = layout;
+      const std::string name =
+          absl::StrFormat("%s %s from %s %s cols %d", MxFormatName(f), ScaleModeName(mode),
+                          FormatName(from), ElementLayoutName(layout), cols);
+      absl::StatusOr<MxTensor> ref = QuantizeMx(f, from, in, rows, cols, o, Impl{Impl::kScalar});
+      ASSERT_TRUE(ref.ok()) << name << ": " << ref.status();
+      const size_t bytes_per_block = ref->elements.size() / ref->scales.size();
+      for (int64_t target : AvailableTargets()) {
+        absl::StatusOr<MxTensor> got = QuantizeMx(f, from, in, rows, cols, o, Impl{target});
+        ASSERT_TRUE(got.ok()) << name;
+        ASSERT_EQ(got->scales, ref->scales) << name << " " << ImplName(Impl{target});
+        for (size_t i = 0; i < ref->elements.size(); ++i) {
+          const size_t b = i / bytes_per_block;
+          ASSERT_EQ(got->elements[i], ref->elements[i])
+              << name << " " << ImplName(Impl{target}) << " byte " << i << " of block " << b
+              << " (scale 0x" << std::hex << int{ref->scales[b]} << std::dec
+              << (input ? ", " + input(i) : std::string()) << ")";
         }
       }
     }

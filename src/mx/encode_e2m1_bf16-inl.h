@@ -127,7 +127,7 @@ struct MxE2m1FromBf16 {
       return t;
     }();
     // kPadded: per group g, bytes 0..7 from the u32 lanes 8 (g % 2) .. + 7
-    // of vector g / 2, bytes 8..15 zero (Encode64's zeroing mask); else
+    // of vector g / 2, bytes 8..15 zero (Pack's zeroing mask); else
     // the low byte of every u16 lane.
     static constexpr Table kIdx = [] {
       Table t{};
@@ -164,25 +164,8 @@ struct MxE2m1FromBf16 {
     return Codes32(h, _mm512_testn_epi16_mask(h, k.low5), k2, k);
   }
 
-  // The 64 codes of two blocks at p (scales k2a, k2b): b4x16_p64 groups
-  // (kPadded) or one code per byte.
-  template <bool kPadded>
-  static HWY_INLINE __m512i Encode64(const uint16_t* HWY_RESTRICT p, __m512i k2a, __m512i k2b,
-                                     const Consts& k) {
-    return Pack<kPadded>(Codes32(_mm512_loadu_si512(p), k2a, k),
-                         Codes32(_mm512_loadu_si512(p + 32), k2b, k), k);
-  }
-  // The same for two blocks of f32 values at p (256 bytes).
-  template <bool kPadded>
-  static HWY_INLINE __m512i Encode64F32(const uint8_t* HWY_RESTRICT p, __m512i k2a, __m512i k2b,
-                                        const Consts& k) {
-    __mmask32 za, zb;
-    const __m512i ha = k.f32.Load(p, za);
-    const __m512i hb = k.f32.Load(p + 128, zb);
-    return Pack<kPadded>(Codes32(ha, za, k2a, k), Codes32(hb, zb, k2b, k), k);
-  }
-
-  // The 64 codes of Codes32's two results c0, c1 as stored.
+  // The 64 codes of Codes32's results c0, c1 (two blocks) as stored: b4x16_p64
+  // groups (kPadded) or one code per byte.
   template <bool kPadded>
   static HWY_INLINE __m512i Pack(__m512i c0, __m512i c1, const Consts& k) {
     if constexpr (kPadded) {

@@ -156,25 +156,8 @@ struct MxFp6FromBf16 {
     return Codes32(h, _mm512_testn_epi16_mask(h, k.low), k2, k);
   }
 
-  // The 64 codes of two blocks at p (scales k2a, k2b): b6x16_p32 groups
-  // (kPadded) or one code per byte.
-  template <bool kPadded>
-  static HWY_INLINE __m512i Encode64(const uint16_t* HWY_RESTRICT p, __m512i k2a, __m512i k2b,
-                                     const Consts& k) {
-    return Pack<kPadded>(Codes32(_mm512_loadu_si512(p), k2a, k),
-                         Codes32(_mm512_loadu_si512(p + 32), k2b, k), k);
-  }
-  // The same for two blocks of f32 values at p (256 bytes).
-  template <bool kPadded>
-  static HWY_INLINE __m512i Encode64F32(const uint8_t* HWY_RESTRICT p, __m512i k2a, __m512i k2b,
-                                        const Consts& k) {
-    __mmask32 za, zb;
-    const __m512i ha = k.f32.Load(p, za);
-    const __m512i hb = k.f32.Load(p + 128, zb);
-    return Pack<kPadded>(Codes32(ha, za, k2a, k), Codes32(hb, zb, k2b, k), k);
-  }
-
-  // The 64 codes of Codes32's two results c0, c1 as stored.
+  // The 64 codes of Codes32's results c0, c1 (two blocks) as stored: b6x16_p32
+  // groups (kPadded) or one code per byte.
   template <bool kPadded>
   static HWY_INLINE __m512i Pack(__m512i c0, __m512i c1, const Consts& k) {
     if constexpr (kPadded) {

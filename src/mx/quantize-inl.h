@@ -390,6 +390,24 @@ class MxBlockQuantizer {
       return false;
     };
     // Blocks of amax 0 (every element +-0) pass with any constants.
+#if defined(MXPACK_HAVE_MX_E2M1_BF16) || defined(MXPACK_HAVE_MX_FP8_BF16)
+    // The K2 of table codec *tag per block into k2 (any for blocks of amax
+    // 0, all +-0); false for a chunk with Inf or NaN. `low`: some nonzero
+    // block has X below the codec's kMinX.
+    [[maybe_unused]] const auto table_k2 = [&](auto* tag, uint32_t* HWY_RESTRICT k2,
+                                                bool& low) {
+      using Codec = std::remove_pointer_t<decltype(tag)>;
+      __mmask16 bad = 0;
+      const __m512i min_x = _mm512_set1_epi32(Codec::kMinX);
+      const bool finite = codes([&](size_t b, __m512i bits, __m512i s) {
+        const __mmask16 nonzero = _mm512_test_epi32_mask(bits, bits);
+        bad |= _mm512_mask_cmplt_epi32_mask(nonzero, s, min_x);
+        _mm512_store_si512(k2 + b, Codec::K2(_mm512_maskz_mov_epi32(nonzero, s)));
+      });
+      low = bad != 0;
+      return finite;
+    };
+#endif
 #ifdef MXPACK_HAVE_FP16_HALF_ENCODE
     if constexpr (kFp16Direct) {
       if (internal::CpuHasAvx512Fp16()) {
@@ -418,15 +436,9 @@ class MxBlockQuantizer {
       // rows as f32; f32 row padding is +0, code 0 under any K); the others
       // take the folded range encoder below.
       HWY_ALIGN uint32_t k2[kMaxBlocks];
-      __mmask16 bad = 0;
-      const __m512i min_x = _mm512_set1_epi32(TableCodec::kMinX);
-      const bool finite = codes([&](size_t b, __m512i bits, __m512i s) {
-        const __mmask16 nonzero = _mm512_test_epi32_mask(bits, bits);
-        bad |= _mm512_mask_cmplt_epi32_mask(nonzero, s, min_x);
-        _mm512_store_si512(k2 + b, TableCodec::K2(_mm512_maskz_mov_epi32(nonzero, s)));
-      });
-      if (!finite) return false;
-      if (bad == 0 && (!kBf16 || nvalid == nb * kBlock)) {
+      bool low = false;
+      if (!table_k2(static_cast<TableCodec*>(nullptr), k2, low)) return false;
+      if (!low && (!kBf16 || nvalid == nb * kBlock)) {
         if (padded) {
           EncodeChunkTable<true>(src, k2, nb, out, a.prefetch_l2);
         } else {
@@ -442,15 +454,9 @@ class MxBlockQuantizer {
       // amax 0, all +-0), for chunks whose every nonzero block has X >=
       // kMinX; the others take the folded range encoder below.
       HWY_ALIGN uint32_t k2[kMaxBlocks];
-      __mmask16 bad = 0;
-      const __m512i min_x = _mm512_set1_epi32(Fp8Table::kMinX);
-      const bool finite = codes([&](size_t b, __m512i bits, __m512i s) {
-        const __mmask16 nonzero = _mm512_test_epi32_mask(bits, bits);
-        bad |= _mm512_mask_cmplt_epi32_mask(nonzero, s, min_x);
-        _mm512_store_si512(k2 + b, Fp8Table::K2(_mm512_maskz_mov_epi32(nonzero, s)));
-      });
-      if (!finite) return false;
-      if (bad == 0 && nvalid == nb * kBlock) {
+      bool low = false;
+      if (!table_k2(static_cast<Fp8Table*>(nullptr), k2, low)) return false;
+      if (!low && nvalid == nb * kBlock) {
         EncodeChunkFp8Table(src, k2, nb, out, a.prefetch_l2);
         return true;
       }
@@ -486,10 +492,10 @@ class MxBlockQuantizer {
                                         MxFp6FromBf16<kElemT.bits == 6 ? kElem : Format::kE2M3>>;
 
   // Pass 3 of MXFP4 / MXFP6 without Inf or NaN elements (FastTail): 64
-  // elements (two blocks) per step by TableCodec::Encode64 (bf16) or
-  // Encode64F32, then an odd last block through zero-padded buffers. k2:
-  // TableCodec::K2 of each block's scale. (Integer and table operations
-  // only: MXCSR plays no part.)
+  // elements (two blocks) per step by TableCodec::Codes32 on each block
+  // (f32: on its F32Halves halves) and Pack, then an odd last block
+  // through zero-padded buffers. k2: TableCodec::K2 of each block's scale.
+  // (Integer and table operations only: MXCSR plays no part.)
   template <bool kPadded>
   static HWY_NOINLINE void EncodeChunkTable(const uint8_t* HWY_RESTRICT src,
                                             const uint32_t* HWY_RESTRICT k2, size_t nb,
@@ -499,10 +505,15 @@ class MxBlockQuantizer {
     const typename TableCodec::Consts k = TableCodec::template Make<kPadded>();
     const auto encode64 = [&k](const uint8_t* HWY_RESTRICT p, __m512i ka, __m512i kb) {
       if constexpr (kBf16) {
-        return TableCodec::template Encode64<kPadded>(reinterpret_cast<const uint16_t*>(p), ka,
-                                                      kb, k);
+        return TableCodec::template Pack<kPadded>(
+            TableCodec::Codes32(_mm512_loadu_si512(p), ka, k),
+            TableCodec::Codes32(_mm512_loadu_si512(p + 64), kb, k), k);
       } else {
-        return TableCodec::template Encode64F32<kPadded>(p, ka, kb, k);
+        __mmask32 za, zb;
+        const __m512i ha = k.f32.Load(p, za);
+        const __m512i hb = k.f32.Load(p + 128, zb);
+        return TableCodec::template Pack<kPadded>(TableCodec::Codes32(ha, za, ka, k),
+                                                  TableCodec::Codes32(hb, zb, kb, k), k);
       }
     };
     const auto whole_steps = [&](auto l2) {

@@ -146,6 +146,8 @@ def markdown(run, kernels, models, memcpy, model_memcpy, command, peers):
            '',
            'Each ratio is the kernel\'s bytes/s over `BM_Memcpy` of the same working set '
            '(L2: 768 KiB, DRAM: 256 MiB) in the same run, best of the repetitions for both. '
+           'Bytes are every byte a kernel reads or writes: the scale bytes of the MX rows, every '
+           'source of the multimem rows, the 4-byte random word per element of the `rs` rows. '
            'SIMD/scalar is the speed-up over the scalar reference at the L2 size. '
            f'Floor: {FLOOR}x memcpy ({RS_FLOOR}x for stochastic rounding `rs`); '
            'rows below it are marked.', '',

@@ -370,6 +370,9 @@ class StackBlockQuantizer : private StackOps {
     // each in both halves of a u32; MXFP4: per 16 blocks, those whose
     // scale exponent the bucket table does not cover.)
     constexpr bool kMxWide = kMx8Wide || kMx4Wide;
+    // The paths that compare or shift instead of dividing or multiplying
+    // find a block's factor only where they fall back (FactorOf).
+    constexpr bool kFactorLater = kCompares || kMxWide;
     HWY_ALIGN uint32_t mx_sub[kMxWide ? kChunkBlocks + 16 : 1];
     HWY_ALIGN uint32_t mx_bound[kMxWide ? kChunkBlocks + 16 : 1];
     uint16_t mx4_bad[kChunkBlocks / 16 + 1];
@@ -397,7 +400,7 @@ class StackBlockQuantizer : private StackOps {
       } else
 #endif
       {
-        Scales(tensor_scale, hn::Load(du, amax + b), code, f, !kCompares);
+        Scales(tensor_scale, hn::Load(du, amax + b), code, f, !kFactorLater);
       }
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
       if constexpr (hn::MaxLanes(DU()) == 16) {
@@ -408,7 +411,7 @@ class StackBlockQuantizer : private StackOps {
       {
         StoreLanes<1>(du, code, codes + b);
       }
-      if (!kCompares) hn::Store(f, du, factor + b);
+      if (!kFactorLater) hn::Store(f, du, factor + b);
       if constexpr (kCompares) {
         const VU c = hn::And(code, hn::Set(du, 0x7Fu));
         if (HWY_LIKELY(nb - b >= N)) {
@@ -506,9 +509,7 @@ class StackBlockQuantizer : private StackOps {
       for (unsigned c = lo; c <= hi && all_buckets; ++c)
         all_buckets = thr->bucketed[c] && thr->bucket[c][30] == 0;
       const auto divide = [&](size_t b) {
-        VU code, f;
-        Scales(tensor_scale, hn::Set(du, amax[b]), code, f, true);
-        factor[b] = hn::GetLane(f);
+        factor[b] = FactorOf(tensor_scale, amax[b]);
         for (size_t v = b * kBlock / N; v < (b + 1) * kBlock / N; ++v)
           StoreNibbles(codes_of(v), elements + v * N / 2);
       };
@@ -564,6 +565,7 @@ class StackBlockQuantizer : private StackOps {
       const auto one = [&](size_t b) {
         const uint8_t* block_in = in + b * kBlock * kIn;
         if (Mxfp8Bf16Block(block_in, codes[b], elements + b * kBlock)) return;
+        factor[b] = FactorOf(tensor_scale, amax[b]);
         for (size_t v = b * kBlock / N; v < (b + 1) * kBlock / N; ++v)
           StoreLanes<1>(du, codes_of(v), elements + v * N);
       };
@@ -619,6 +621,7 @@ class StackBlockQuantizer : private StackOps {
         const uint8_t* block_in = in + b * kBlock * kIn;
         if (CtMxfp4Bf16Block(block_in, codes[b], elements + b * kOutPerBlock))
           return;
+        factor[b] = FactorOf(tensor_scale, amax[b]);
         for (size_t v = b * kBlock / N; v < (b + 1) * kBlock / N; ++v)
           StoreNibbles(codes_of(v), elements + v * N / 2);
       };
@@ -1172,7 +1175,14 @@ class StackBlockQuantizer : private StackOps {
     return kW == Format::kBF16 ? 0x00008000u : 0x33000000u;
   }
 
-  // Pass 2 for a vector of blocks whose amax bits are `a` (NVFP4: f only
+  // The factor of one block (pass 2's f) whose amax bits are `amax`.
+  static HWY_INLINE uint32_t FactorOf(float tensor_scale, uint32_t amax) {
+    VU code, f;
+    Scales(tensor_scale, hn::Set(DU(), amax), code, f, true);
+    return hn::GetLane(f);
+  }
+
+  // Pass 2 for a vector of blocks whose amax bits are `a` (f only
   // `with_factor`).
   static HWY_INLINE void Scales(float tensor_scale, VU a, VU& code, VU& f,
                                 bool with_factor) {
@@ -1202,9 +1212,9 @@ class StackBlockQuantizer : private StackOps {
       if (with_factor)
         f = AsU(hn::Mul(AsF(DecodeE4M3(code)), hn::Set(df, tensor_scale)));
     } else if constexpr (kArith == internal::StackArith::kModelOptMxfp8) {
-      ModelOptMxfp8Scales(a, code, f);
+      ModelOptMxfp8Scales(a, code, f, with_factor);
     } else {
-      MxScales(a, code, f);
+      MxScales(a, code, f, with_factor);
     }
   }
 
@@ -1215,7 +1225,8 @@ class StackBlockQuantizer : private StackOps {
   // 128) and for subnormal descales, whose lanes (rare) take the scalar
   // function. Zero and NaN: code 0. The multiplier is 2^(127 - code), as in
   // MxScales.
-  static HWY_INLINE void ModelOptMxfp8Scales(VU a, VU& code, VU& f) {
+  static HWY_INLINE void ModelOptMxfp8Scales(VU a, VU& code, VU& f,
+                                             bool with_factor) {
     const DU du;
     const DI di;
     const VU d = AsU(hn::Div(AsF(a), hn::Set(DF(), 448.0f)));
@@ -1246,6 +1257,8 @@ class StackBlockQuantizer : private StackOps {
       }
       code = hn::IfThenElse(rare, hn::Load(du, codes), code);
     }
+    f = hn::Zero(du);
+    if (!with_factor) return;
     f = hn::ShiftLeft<23>(hn::Sub(hn::Set(du, 254u), code));
     f = hn::IfThenElse(hn::Eq(code, hn::Set(du, 254u)),
                        hn::Set(du, 0x00400000u), f);
@@ -1258,7 +1271,7 @@ class StackBlockQuantizer : private StackOps {
   // multiplier is 1 / w(2^(code - 127)) = 2^(127 - code): biased exponent
   // 254 - code, 2^-127 (a subnormal) for code 254, 0 for code 255 (scale
   // Inf: x / Inf = x * 0, +-0 or NaN alike).
-  static HWY_INLINE void MxScales(VU a, VU& code, VU& f) {
+  static HWY_INLINE void MxScales(VU a, VU& code, VU& f, bool with_factor) {
     const DU du;
     const DI di;
     constexpr int kMant = kW == Format::kF32    ? 23
@@ -1284,6 +1297,8 @@ class StackBlockQuantizer : private StackOps {
     const auto none = hn::Eq(p, hn::Zero(du));
     code =
         hn::IfThenElse(none, hn::Set(du, kW == Format::kF16 ? 127u : 0u), code);
+    f = hn::Zero(du);
+    if (!with_factor) return;
     f = hn::ShiftLeft<23>(hn::Sub(hn::Set(du, 254u), code));
     f = hn::IfThenElse(hn::Eq(code, hn::Set(du, 254u)),
                        hn::Set(du, 0x00400000u), f);

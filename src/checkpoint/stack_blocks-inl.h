@@ -429,9 +429,10 @@ class StackBlockQuantizer : private StackOps {
       if constexpr (kMx8Wide) {
         // Mx8Bf16Codes' S - 7 = (code - 7) 128 - 7 and the slow-lane bound
         // s 128 + 0x3C7F = code 128 - 0x301, for s = code - 127 in
-        // [-119, 126] and blocks without NaN; else the bound 0xFFFF (every
-        // nonzero lane slow). Inf lanes: their block's code is 255 (ct) or
-        // 254 (ModelOpt: amax / 448 is Inf), both slow.
+        // [-119, 126] and blocks without NaN; else S - 7 = 0xFFFF (every
+        // lane fails the first test) and the bound 0xFFFF (every nonzero
+        // lane slow). Inf lanes: their block's code is 255 (ct) or 254
+        // (ModelOpt: amax / 448 is Inf), both slow.
         const __m512i c = code.raw;
         const __m512i c128 = _mm512_slli_epi32(c, 7);
         const __mmask16 ok =
@@ -439,7 +440,8 @@ class StackBlockQuantizer : private StackOps {
                 _mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(8)), c,
                 _mm512_set1_epi32(253)) &
             static_cast<__mmask16>(~nan16[b / 16]);
-        const __m512i shift = _mm512_and_si512(
+        const __m512i shift = _mm512_mask_and_epi32(
+            _mm512_set1_epi32(0xFFFF), ok,
             _mm512_sub_epi32(c128, _mm512_set1_epi32(7 * 128 + 7)),
             _mm512_set1_epi32(0xFFFF));
         const __m512i slow = _mm512_mask_sub_epi32(
@@ -584,21 +586,31 @@ class StackBlockQuantizer : private StackOps {
         const __m512i x1 = _mm512_loadu_si512(p + 64);
         const __m512i a0 = _mm512_and_si512(x0, K16(0x7FFF).raw);
         const __m512i a1 = _mm512_and_si512(x1, K16(0x7FFF).raw);
-        const __mmask32 slow0 = _mm512_cmplt_epu16_mask(
-            _mm512_sub_epi16(a0, K16(1).raw),
-            _mm512_set1_epi32(static_cast<int>(mx_bound[b])));
-        const __mmask32 slow1 = _mm512_cmplt_epu16_mask(
-            _mm512_sub_epi16(a1, K16(1).raw),
-            _mm512_set1_epi32(static_cast<int>(mx_bound[b + 1])));
-        if (HWY_UNLIKELY(!_kortestz_mask32_u8(slow0, slow1))) {
-          one(b);
-          one(b + 1);
-          continue;
+        const __m512i v0 = _mm512_subs_epu16(
+            a0, _mm512_set1_epi32(static_cast<int>(mx_sub[b])));
+        const __m512i v1 = _mm512_subs_epu16(
+            a1, _mm512_set1_epi32(static_cast<int>(mx_sub[b + 1])));
+        // v < 0x87 where |x| < S + 0x80 (below e4m3's smallest normal 2^-6
+        // after the scale: the slow lanes, and +-0 among them), and in
+        // every lane of a block without fast path (v = 0); only then the
+        // exact test 0 < |x| < S + 0x80, or the block's bound 0xFFFF.
+        if (HWY_UNLIKELY(!_kortestz_mask32_u8(
+                _mm512_cmplt_epu16_mask(v0, K16(0x87).raw),
+                _mm512_cmplt_epu16_mask(v1, K16(0x87).raw)))) {
+          const __mmask32 slow0 = _mm512_cmplt_epu16_mask(
+              _mm512_sub_epi16(a0, K16(1).raw),
+              _mm512_set1_epi32(static_cast<int>(mx_bound[b])));
+          const __mmask32 slow1 = _mm512_cmplt_epu16_mask(
+              _mm512_sub_epi16(a1, K16(1).raw),
+              _mm512_set1_epi32(static_cast<int>(mx_bound[b + 1])));
+          if (!_kortestz_mask32_u8(slow0, slow1)) {
+            one(b);
+            one(b + 1);
+            continue;
+          }
         }
-        const __m512i c0 = Mx8Bf16Codes(
-            x0, a0, _mm512_set1_epi32(static_cast<int>(mx_sub[b])));
-        const __m512i c1 = Mx8Bf16Codes(
-            x1, a1, _mm512_set1_epi32(static_cast<int>(mx_sub[b + 1])));
+        const __m512i c0 = Mx8Bf16Codes(x0, v0);
+        const __m512i c1 = Mx8Bf16Codes(x1, v1);
 #if HWY_TARGET <= HWY_AVX3_DL
         _mm512_storeu_si512(elements + b * kBlock,
                             _mm512_permutex2var_epi8(c0, odd, c1));
@@ -916,10 +928,8 @@ class StackBlockQuantizer : private StackOps {
   // where lsb (bit 4 of v0, ties to even) may be read from v: the + 7
   // carries into bit 4 only where v0's low bits are 9..15, which round up
   // whatever lsb is. Then (v + lsb) << 4 (< 0x8000) puts the code in bits
-  // 8..14 and x's sign bit joins it. s7: S - 7 in every u16 lane
-  // (s >= -119).
-  static HWY_INLINE __m512i Mx8Bf16Codes(__m512i x, __m512i a, __m512i s7) {
-    const __m512i v = _mm512_subs_epu16(a, s7);
+  // 8..14 and x's sign bit joins it. v: a -sat (S - 7) (s >= -119).
+  static HWY_INLINE __m512i Mx8Bf16Codes(__m512i x, __m512i v) {
     const __m512i r = _mm512_mask_add_epi16(
         v, _mm512_test_epi16_mask(v, K16(0x10).raw), v, K16(1).raw);
     return _mm512_ternarylogic_epi32(_mm512_slli_epi16(r, 4), x,

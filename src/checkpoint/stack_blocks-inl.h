@@ -27,6 +27,7 @@
 #include "src/checkpoint/stack_blocks.h"
 #include "src/format/codec-inl.h"  // WideSource
 #include "src/format/encode_fast-inl.h"
+#include "src/mx/encode_e2m1_bf16-inl.h"  // MxE2m1FromBf16
 #include "src/util/lanes-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -230,6 +231,12 @@ class StackBlockQuantizer : private StackOps {
                                    kSrc == internal::SrcKind::kBF16 &&
                                    HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86 &&
                                    hn::MaxLanes(DU()) == 16;
+  // kMx4Wide by the e2m1 byte table of the MX quantizer (Mx4TableIndex).
+#ifdef MXPACK_HAVE_MX_E2M1_BF16
+  static constexpr bool kMx4Table = kMx4Wide;
+#else
+  static constexpr bool kMx4Table = false;
+#endif
   // NVFP4 from bf16 on AVX-512: scale codes by table (StackNvfp4Thresholds::
   // code_lut) and elements by per-code threshold tables.
   static constexpr bool kCompares = kNvfp4 &&
@@ -453,16 +460,18 @@ class StackBlockQuantizer : private StackOps {
       if constexpr (kMx4Wide) {
         // Mx4Bf16Nibbles' subtrahend (s << 7) + kMx4Origin and signed-lane
         // bound 0x8000 + z (CtMxfp4Bf16Block's z) for s = code - 127 in
-        // [-124, 125] (else the block is bad).
+        // [-124, 125] (else the block is bad); with the e2m1 byte table
+        // (Mx4TableIndex) K = (s + 124) << 7 and z + 1.
         const __m512i c = code.raw;
         const __m512i s = _mm512_sub_epi32(c, _mm512_set1_epi32(127));
         mx4_bad[b / 16] = static_cast<uint16_t>(~_mm512_mask_cmple_epu32_mask(
             _mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(3)), c,
             _mm512_set1_epi32(252)));
-        const __m512i sub =
-            _mm512_and_si512(_mm512_add_epi32(_mm512_slli_epi32(s, 7),
-                                              _mm512_set1_epi32(kMx4Origin)),
-                             _mm512_set1_epi32(0xFFFF));
+        const __m512i sub = _mm512_and_si512(
+            _mm512_add_epi32(_mm512_slli_epi32(s, 7),
+                             _mm512_set1_epi32(kMx4Table ? 124 << 7
+                                                         : kMx4Origin)),
+            _mm512_set1_epi32(0xFFFF));
         // z: (s - 7) << 7 for s >= 8, 1 << (s - 1) for 1 <= s <= 7, else 0.
         const __m512i one = _mm512_set1_epi32(1);
         __m512i z = _mm512_maskz_sllv_epi32(_mm512_cmpge_epi32_mask(s, one),
@@ -470,7 +479,8 @@ class StackBlockQuantizer : private StackOps {
         z = _mm512_mask_slli_epi32(
             z, _mm512_cmpge_epi32_mask(s, _mm512_set1_epi32(8)),
             _mm512_sub_epi32(s, _mm512_set1_epi32(7)), 7);
-        const __m512i bound = _mm512_add_epi32(z, _mm512_set1_epi32(0x8000));
+        const __m512i bound = _mm512_add_epi32(
+            z, _mm512_set1_epi32(kMx4Table ? 1 : 0x8000));
         const __m512i pair = _mm512_set1_epi32(0x00010001);
         _mm512_store_si512(mx_sub + b, _mm512_mullo_epi32(sub, pair));
         _mm512_store_si512(mx_bound + b, _mm512_mullo_epi32(bound, pair));
@@ -637,6 +647,46 @@ class StackBlockQuantizer : private StackOps {
         for (size_t v = b * kBlock / N; v < (b + 1) * kBlock / N; ++v)
           StoreNibbles(codes_of(v), elements + v * N / 2);
       };
+#ifdef MXPACK_HAVE_MX_E2M1_BF16
+      // The nibbles of two blocks by one lookup in the e2m1 byte table:
+      // the index bytes in element order (the low byte of each u16 lane),
+      // the codes, then c_even + 16 c_odd in u16 lanes (vpmaddubsw) and
+      // their low bytes.
+      const MxE2m1FromBf16::Consts k = MxE2m1FromBf16::Make<false>();
+      HWY_ALIGN static constexpr uint8_t kEven[64] = {
+          0,  2,  4,  6,  8,   10,  12,  14,  16,  18,  20,  22,  24,
+          26, 28, 30, 32, 34,  36,  38,  40,  42,  44,  46,  48,  50,
+          52, 54, 56, 58, 60,  62,  64,  66,  68,  70,  72,  74,  76,
+          78, 80, 82, 84, 86,  88,  90,  92,  94,  96,  98,  100, 102,
+          104, 106, 108, 110, 112, 114, 116, 118, 120, 122, 124, 126};
+      const __m512i even = _mm512_load_si512(kEven);
+      const __m512i weights = _mm512_set1_epi16(0x1001);
+      for (size_t g = 0; g < nb; g += 16) {
+        if (HWY_UNLIKELY(mx4_bad[g / 16] != 0 || nan16[g / 16] != 0 ||
+                         nb - g < 16)) {
+          for (size_t b = g; b < HWY_MIN(g + 16, nb); ++b) one(b);
+          continue;
+        }
+        for (size_t b = g; b < g + 16; b += 2) {
+          const uint8_t* p = in + b * kBlock * kIn;
+          const __m512i i0 = Mx4TableIndex(
+              _mm512_loadu_si512(p),
+              _mm512_set1_epi32(static_cast<int>(mx_sub[b])),
+              _mm512_set1_epi32(static_cast<int>(mx_bound[b])), k);
+          const __m512i i1 = Mx4TableIndex(
+              _mm512_loadu_si512(p + 64),
+              _mm512_set1_epi32(static_cast<int>(mx_sub[b + 1])),
+              _mm512_set1_epi32(static_cast<int>(mx_bound[b + 1])), k);
+          const __m512i c = _mm512_permutex2var_epi8(
+              k.table_lo, _mm512_permutex2var_epi8(i0, even, i1), k.table_hi);
+          const __m512i pairs = _mm512_maddubs_epi16(c, weights);
+          _mm256_storeu_si256(
+              reinterpret_cast<__m256i*>(elements + b * kOutPerBlock),
+              _mm512_castsi512_si256(_mm512_permutexvar_epi8(even, pairs)));
+        }
+      }
+      return;
+#endif
       for (size_t g = 0; g < nb; g += 16) {
         if (HWY_UNLIKELY(mx4_bad[g / 16] != 0 || nb - g < 16)) {
           for (size_t b = g; b < HWY_MIN(g + 16, nb); ++b) one(b);
@@ -963,6 +1013,25 @@ class StackBlockQuantizer : private StackOps {
     return _mm512_mask_add_epi16(n, _mm512_cmpgt_epu16_mask(x, bound), n,
                                  K16(kBucketSign).raw);
   }
+
+#ifdef MXPACK_HAVE_MX_E2M1_BF16
+  // The e2m1 byte-table index (MxE2m1FromBf16::Codes32) of each of the 32
+  // bf16 x of one block, which gives compressed-tensors' nibble (as
+  // CtMxfp4Bf16Block) for blocks without NaN: q = x 2^-s is exact where it
+  // is an f32 normal, |q| < 8 (see Mx4Bf16Nibbles), and E2m1Nibble rounds
+  // q to nearest even as the table does; k2: K = (s + 124) << 7 in u16
+  // lanes. The sign bit comes from x -sat (z + 1) (z1), which keeps bit 15
+  // exactly where x is negative and |x| > z (CtMxfp4Bf16Block's z: q is
+  // not zero after RoundToDtype); lanes with |x| <= z have w = 0, code 0.
+  static HWY_INLINE __m512i Mx4TableIndex(__m512i x, __m512i k2, __m512i z1,
+                                          const MxE2m1FromBf16::Consts& k) {
+    const __m512i w = _mm512_subs_epu16(_mm512_and_si512(x, k.abs), k2);
+    const __m512i idx = _mm512_shldi_epi16(_mm512_srli_epi16(w, 5),
+                                           _mm512_subs_epu16(x, z1), 1);
+    return _mm512_mask_add_epi16(idx, _mm512_testn_epi16_mask(x, k.low5), idx,
+                                 k.z);
+  }
+#endif
 
   // NibblePairs of two vectors: 32 bytes.
   static HWY_INLINE __m256i NibblePairs2(__m512i n0, __m512i n1) {

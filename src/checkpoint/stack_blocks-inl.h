@@ -661,6 +661,7 @@ class StackBlockQuantizer : private StackOps {
           104, 106, 108, 110, 112, 114, 116, 118, 120, 122, 124, 126};
       const __m512i even = _mm512_load_si512(kEven);
       const __m512i weights = _mm512_set1_epi16(0x1001);
+      const __m512i z64 = _mm512_set1_epi8(64);
       for (size_t g = 0; g < nb; g += 16) {
         if (HWY_UNLIKELY(mx4_bad[g / 16] != 0 || nan16[g / 16] != 0 ||
                          nb - g < 16)) {
@@ -669,16 +670,20 @@ class StackBlockQuantizer : private StackOps {
         }
         for (size_t b = g; b < g + 16; b += 2) {
           const uint8_t* p = in + b * kBlock * kIn;
+          __mmask32 z0, z1;
           const __m512i i0 = Mx4TableIndex(
               _mm512_loadu_si512(p),
               _mm512_set1_epi32(static_cast<int>(mx_sub[b])),
-              _mm512_set1_epi32(static_cast<int>(mx_bound[b])), k);
+              _mm512_set1_epi32(static_cast<int>(mx_bound[b])), k, z0);
           const __m512i i1 = Mx4TableIndex(
               _mm512_loadu_si512(p + 64),
               _mm512_set1_epi32(static_cast<int>(mx_sub[b + 1])),
-              _mm512_set1_epi32(static_cast<int>(mx_bound[b + 1])), k);
-          const __m512i c = _mm512_permutex2var_epi8(
-              k.table_lo, _mm512_permutex2var_epi8(i0, even, i1), k.table_hi);
+              _mm512_set1_epi32(static_cast<int>(mx_bound[b + 1])), k, z1);
+          // (Index bytes < 48 before the + 64: no carry.)
+          __m512i idx = _mm512_permutex2var_epi8(i0, even, i1);
+          idx = _mm512_mask_add_epi8(idx, _mm512_kunpackd(z1, z0), idx, z64);
+          const __m512i c =
+              _mm512_permutex2var_epi8(k.table_lo, idx, k.table_hi);
           const __m512i pairs = _mm512_maddubs_epi16(c, weights);
           _mm256_storeu_si256(
               reinterpret_cast<__m256i*>(elements + b * kOutPerBlock),
@@ -1023,13 +1028,14 @@ class StackBlockQuantizer : private StackOps {
   // lanes. The sign bit comes from x -sat (z + 1) (z1), which keeps bit 15
   // exactly where x is negative and |x| > z (CtMxfp4Bf16Block's z: q is
   // not zero after RoundToDtype); lanes with |x| <= z have w = 0, code 0.
+  // The caller adds 64 where z_lanes (M % 32 == 0) has a bit.
   static HWY_INLINE __m512i Mx4TableIndex(__m512i x, __m512i k2, __m512i z1,
-                                          const MxE2m1FromBf16::Consts& k) {
+                                          const MxE2m1FromBf16::Consts& k,
+                                          __mmask32& z_lanes) {
     const __m512i w = _mm512_subs_epu16(_mm512_and_si512(x, k.abs), k2);
-    const __m512i idx = _mm512_shldi_epi16(_mm512_srli_epi16(w, 5),
-                                           _mm512_subs_epu16(x, z1), 1);
-    return _mm512_mask_add_epi16(idx, _mm512_testn_epi16_mask(x, k.low5), idx,
-                                 k.z);
+    z_lanes = _mm512_testn_epi16_mask(x, k.low5);
+    return _mm512_shldi_epi16(_mm512_srli_epi16(w, 5),
+                              _mm512_subs_epu16(x, z1), 1);
   }
 #endif
 

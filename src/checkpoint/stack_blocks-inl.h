@@ -1314,6 +1314,29 @@ class StackBlockQuantizer : private StackOps {
                                              bool with_factor) {
     const DU du;
     const DI di;
+    if constexpr (kW == Format::kBF16) {
+      // A bf16 amax = (1 + m7 / 128) 2^(E - 127) with E in [10, 254] gives
+      // descale = (128 + m7) / 224 2^(E - 135), a normal f32 that is a
+      // power of two only for m7 = 0x60 (1.75), and at least a factor
+      // 225 / 224 from one otherwise, far beyond the rounding of the
+      // division and of log2 to f32 (|log2| < 2^8: ulp <= 2^-15). So the
+      // code is E - 8, plus 1 where m7 > 0x60: the carry of A + 0x1F << 16
+      // into the exponent field. Zero gives 0; other amax (tiny, Inf,
+      // NaN) take the division below.
+      const VU fast = hn::Sub(
+          hn::ShiftRight<23>(hn::Add(a, hn::Set(du, 0x1Fu << 16))),
+          hn::Set(du, 8u));
+      const auto normal =
+          hn::Lt(hn::Sub(a, hn::Set(du, 10u << 23)),
+              hn::Set(du, 0x7F800000u - (10u << 23)));
+      const auto zero = hn::Eq(a, hn::Zero(du));
+      if (HWY_LIKELY(hn::AllTrue(du, hn::Or(normal, zero)))) {
+        code = hn::IfThenZeroElse(zero, fast);
+        f = hn::Zero(du);
+        if (with_factor) f = MxFactor(code);
+        return;
+      }
+    }
     const VU d = AsU(hn::Div(AsF(a), hn::Set(DF(), 448.0f)));
     const VU m = hn::And(d, hn::Set(du, 0x7FFFFFu));
     const VU biased = hn::ShiftRight<23>(d);  // e + 127 (d >= 0)
@@ -1343,10 +1366,16 @@ class StackBlockQuantizer : private StackOps {
       code = hn::IfThenElse(rare, hn::Load(du, codes), code);
     }
     f = hn::Zero(du);
-    if (!with_factor) return;
-    f = hn::ShiftLeft<23>(hn::Sub(hn::Set(du, 254u), code));
-    f = hn::IfThenElse(hn::Eq(code, hn::Set(du, 254u)),
-                       hn::Set(du, 0x00400000u), f);
+    if (with_factor) f = MxFactor(code);
+  }
+
+  // The multiplier 2^(127 - code) of MX scale codes below 255: biased
+  // exponent 254 - code, 2^-127 (a subnormal) for code 254.
+  static HWY_INLINE VU MxFactor(VU code) {
+    const DU du;
+    const VU f = hn::ShiftLeft<23>(hn::Sub(hn::Set(du, 254u), code));
+    return hn::IfThenElse(hn::Eq(code, hn::Set(du, 254u)),
+                          hn::Set(du, 0x00400000u), f);
   }
 
   // CtMxScale on a vector of blocks: the bits of amax in w, plus a quarter

@@ -468,9 +468,9 @@ class StackBlockQuantizer : private StackOps {
             _mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(3)), c,
             _mm512_set1_epi32(252)));
         const __m512i sub = _mm512_and_si512(
-            _mm512_add_epi32(_mm512_slli_epi32(s, 7),
-                             _mm512_set1_epi32(kMx4Table ? 124 << 7
-                                                         : kMx4Origin)),
+            _mm512_add_epi32(
+                _mm512_slli_epi32(s, 7),
+                _mm512_set1_epi32(kMx4Table ? 124 << 7 : kMx4Origin)),
             _mm512_set1_epi32(0xFFFF));
         // z: (s - 7) << 7 for s >= 8, 1 << (s - 1) for 1 <= s <= 7, else 0.
         const __m512i one = _mm512_set1_epi32(1);
@@ -479,8 +479,8 @@ class StackBlockQuantizer : private StackOps {
         z = _mm512_mask_slli_epi32(
             z, _mm512_cmpge_epi32_mask(s, _mm512_set1_epi32(8)),
             _mm512_sub_epi32(s, _mm512_set1_epi32(7)), 7);
-        const __m512i bound = _mm512_add_epi32(
-            z, _mm512_set1_epi32(kMx4Table ? 1 : 0x8000));
+        const __m512i bound =
+            _mm512_add_epi32(z, _mm512_set1_epi32(kMx4Table ? 1 : 0x8000));
         const __m512i pair = _mm512_set1_epi32(0x00010001);
         _mm512_store_si512(mx_sub + b, _mm512_mullo_epi32(sub, pair));
         _mm512_store_si512(mx_bound + b, _mm512_mullo_epi32(bound, pair));
@@ -654,10 +654,10 @@ class StackBlockQuantizer : private StackOps {
       // their low bytes.
       const MxE2m1FromBf16::Consts k = MxE2m1FromBf16::Make<false>();
       HWY_ALIGN static constexpr uint8_t kEven[64] = {
-          0,  2,  4,  6,  8,   10,  12,  14,  16,  18,  20,  22,  24,
-          26, 28, 30, 32, 34,  36,  38,  40,  42,  44,  46,  48,  50,
-          52, 54, 56, 58, 60,  62,  64,  66,  68,  70,  72,  74,  76,
-          78, 80, 82, 84, 86,  88,  90,  92,  94,  96,  98,  100, 102,
+          0,   2,   4,   6,   8,   10,  12,  14,  16,  18,  20,  22,  24,
+          26,  28,  30,  32,  34,  36,  38,  40,  42,  44,  46,  48,  50,
+          52,  54,  56,  58,  60,  62,  64,  66,  68,  70,  72,  74,  76,
+          78,  80,  82,  84,  86,  88,  90,  92,  94,  96,  98,  100, 102,
           104, 106, 108, 110, 112, 114, 116, 118, 120, 122, 124, 126};
       const __m512i even = _mm512_load_si512(kEven);
       const __m512i weights = _mm512_set1_epi16(0x1001);
@@ -1034,8 +1034,8 @@ class StackBlockQuantizer : private StackOps {
                                           __mmask32& z_lanes) {
     const __m512i w = _mm512_subs_epu16(_mm512_and_si512(x, k.abs), k2);
     z_lanes = _mm512_testn_epi16_mask(x, k.low5);
-    return _mm512_shldi_epi16(_mm512_srli_epi16(w, 5),
-                              _mm512_subs_epu16(x, z1), 1);
+    return _mm512_shldi_epi16(_mm512_srli_epi16(w, 5), _mm512_subs_epu16(x, z1),
+                              1);
   }
 #endif
 
@@ -1323,12 +1323,11 @@ class StackBlockQuantizer : private StackOps {
       // code is E - 8, plus 1 where m7 > 0x60: the carry of A + 0x1F << 16
       // into the exponent field. Zero gives 0; other amax (tiny, Inf,
       // NaN) take the division below.
-      const VU fast = hn::Sub(
-          hn::ShiftRight<23>(hn::Add(a, hn::Set(du, 0x1Fu << 16))),
-          hn::Set(du, 8u));
-      const auto normal =
-          hn::Lt(hn::Sub(a, hn::Set(du, 10u << 23)),
-              hn::Set(du, 0x7F800000u - (10u << 23)));
+      const VU fast =
+          hn::Sub(hn::ShiftRight<23>(hn::Add(a, hn::Set(du, 0x1Fu << 16))),
+                  hn::Set(du, 8u));
+      const auto normal = hn::Lt(hn::Sub(a, hn::Set(du, 10u << 23)),
+                                 hn::Set(du, 0x7F800000u - (10u << 23)));
       const auto zero = hn::Eq(a, hn::Zero(du));
       if (HWY_LIKELY(hn::AllTrue(du, hn::Or(normal, zero)))) {
         code = hn::IfThenZeroElse(zero, fast);

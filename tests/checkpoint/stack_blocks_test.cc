@@ -456,7 +456,8 @@ TEST(StackBlocks, MxBf16EveryAmax) {
   for (uint32_t p = 0; p <= 0x7F81; ++p, ++nb) {
     for (uint32_t k = 0; k < 32; ++k) {
       uint32_t b = p;
-      if (k != p % 32) b = p == 0 ? 0 : (p * 7 + k * 331) % std::min(p, 0x7F80u);
+      if (k != p % 32)
+        b = p == 0 ? 0 : (p * 7 + k * 331) % std::min(p, 0x7F80u);
       if (k % 3 == 1) b |= 0x8000;
       PutBits(Format::kBF16, b, in);
     }

@@ -3,11 +3,12 @@
 // bit-identical to the scalar reference of stack_blocks_scalar.cc. Three
 // passes over an L1-sized chunk of whole blocks: the block amax (pass 1; on
 // AVX-512 sixteen blocks per reduction tree), the scale codes and per-block
-// divisors or multipliers, a vector of blocks at a time (pass 2; NVFP4 from
-// bf16 on AVX-512 by a table of one binade of amax, without a division), the
-// elements (pass 3; from bf16 on AVX-512 in u16 lanes: NVFP4 by per-code
-// threshold tables, MX where the power-of-two scale is an exponent shift of
-// the input's bits).
+// divisors or multipliers, a vector of blocks at a time (pass 2; from bf16
+// without a division: NVFP4 on AVX-512 by a table of one binade of amax,
+// ModelOpt MXFP8 from amax's bits), the elements (pass 3; from bf16 on
+// AVX-512 in u16 lanes: NVFP4 by per-code threshold tables, MX where the
+// power-of-two scale is an exponent shift of the input's bits, MXFP4 on
+// AVX3_DL then through the MX quantizer's e2m1 byte table).
 // Per-target toggle guard (re-included once per Highway target).
 #if defined(MXPACK_SRC_CHECKPOINT_STACK_BLOCKS_INL_H_) == \
     defined(HWY_TARGET_TOGGLE)

@@ -546,7 +546,19 @@ class StackBlockQuantizer : private StackOps {
         }
       };
       if (all_buckets && nan_any == 0 && hi < 0x7E) {
-        quads(std::false_type());
+        // Every bucket index within the table: the add form of the tables.
+        for (; b + 4 <= nb; b += 4) {
+          const uint8_t* p = in + b * kBlock * kIn;
+          PrefetchNextChunk(p);
+          const __m512i n0 = Nvfp4Bf16PairAdd(
+              p, thr->bucket_add[codes[b]], thr->bucket_add[codes[b + 1]]);
+          const __m512i n1 =
+              Nvfp4Bf16PairAdd(p + 64, thr->bucket_add[codes[b + 2]],
+                               thr->bucket_add[codes[b + 3]]);
+          _mm256_storeu_si256(
+              reinterpret_cast<__m256i*>(elements + b * kOutPerBlock),
+              NibbleBytes2(n0, n1));
+        }
       } else if (all_buckets) {
         quads(std::true_type());
       }
@@ -1203,6 +1215,46 @@ class StackBlockQuantizer : private StackOps {
     return _mm512_mask_add_epi16(
         n, _mm512_cmpgt_epu16_mask(x, K16(static_cast<int16_t>(0x8000)).raw), n,
         K16(kBucketSign).raw);
+  }
+
+  // Nvfp4Bf16PairN's nibbles (u16 lanes, each nibble alone) by the add
+  // form of the tables (internal::StackNvfp4Thresholds::bucket_add), under
+  // the same conditions as Nvfp4Bf16PairN<false>: d + entry[d >> 5] holds
+  // the magnitude code in bits 5..7, the sign adds 8 << 5.
+  static HWY_INLINE __m512i Nvfp4Bf16PairAdd(const uint8_t* HWY_RESTRICT in,
+                                             const uint16_t* tab0,
+                                             const uint16_t* tab1) {
+    const __m512i t0 = _mm512_load_si512(tab0);
+    const __m512i t1 = _mm512_load_si512(tab1);
+    const __m512i sel = _mm512_maskz_mov_epi16(0xFFFF0000u, K16(32).raw);
+    const __m512i x = _mm512_loadu_si512(in);
+    const __m512i a = _mm512_and_si512(x, K16(0x7FFF).raw);
+    const __m512i base =
+        _mm512_permutex2var_epi16(t0, _mm512_or_si512(sel, K16(31).raw), t1);
+    const __m512i d = _mm512_subs_epu16(a, base);
+    const __m512i e = _mm512_permutex2var_epi16(
+        t0, _mm512_or_si512(_mm512_srli_epi16(d, 5), sel), t1);
+    __m512i n = _mm512_add_epi16(d, e);
+    n = _mm512_mask_add_epi16(
+        n, _mm512_cmpgt_epu16_mask(x, K16(static_cast<int16_t>(0x8000)).raw), n,
+        K16(8 << 5).raw);
+    return _mm512_srli_epi16(n, 5);
+  }
+
+  // The 32 bytes of the nibbles of n0, n1 (u16 lanes, each < 16): in u32
+  // lanes c_even + 16 c_odd (vpmaddwd), then their low bytes.
+  static HWY_INLINE __m256i NibbleBytes2(__m512i n0, __m512i n1) {
+    const __m512i m = _mm512_set1_epi32(0x00100001);
+    const __m512i p0 = _mm512_madd_epi16(n0, m);
+    const __m512i p1 = _mm512_madd_epi16(n1, m);
+#if HWY_TARGET <= HWY_AVX3_DL
+    const __m512i idx = _mm512_setr_epi32(
+        0x0C080400, 0x1C181410, 0x2C282420, 0x3C383430, 0x4C484440, 0x5C585450,
+        0x6C686460, 0x7C787470, 0, 0, 0, 0, 0, 0, 0, 0);
+    return _mm512_castsi512_si256(_mm512_permutex2var_epi8(p0, idx, p1));
+#else
+    return _mm256_set_m128i(_mm512_cvtepi32_epi8(p1), _mm512_cvtepi32_epi8(p0));
+#endif
   }
 
   // The 16 bytes of 32 nibbles in u16 lanes as BucketCount and the sign

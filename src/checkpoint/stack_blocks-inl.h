@@ -550,8 +550,8 @@ class StackBlockQuantizer : private StackOps {
         for (; b + 4 <= nb; b += 4) {
           const uint8_t* p = in + b * kBlock * kIn;
           PrefetchNextChunk(p);
-          const __m512i n0 = Nvfp4Bf16PairAdd(
-              p, thr->bucket_add[codes[b]], thr->bucket_add[codes[b + 1]]);
+          const __m512i n0 = Nvfp4Bf16PairAdd(p, thr->bucket_add[codes[b]],
+                                              thr->bucket_add[codes[b + 1]]);
           const __m512i n1 =
               Nvfp4Bf16PairAdd(p + 64, thr->bucket_add[codes[b + 2]],
                                thr->bucket_add[codes[b + 3]]);

@@ -3,11 +3,12 @@
 // bit-identical to the scalar reference of stack_blocks_scalar.cc. Three
 // passes over an L1-sized chunk of whole blocks: the block amax (pass 1; on
 // AVX-512 sixteen blocks per reduction tree), the scale codes and per-block
-// divisors or multipliers, a vector of blocks at a time (pass 2; NVFP4 from
-// bf16 on AVX-512 by a table of one binade of amax, without a division), the
-// elements (pass 3; from bf16 on AVX-512 in u16 lanes: NVFP4 by per-code
-// threshold tables, MX where the power-of-two scale is an exponent shift of
-// the input's bits).
+// divisors or multipliers, a vector of blocks at a time (pass 2; from bf16
+// without a division: NVFP4 on AVX-512 by a table of one binade of amax,
+// ModelOpt MXFP8 from amax's bits), the elements (pass 3; from bf16 on
+// AVX-512 in u16 lanes: NVFP4 by per-code threshold tables, MX where the
+// power-of-two scale is an exponent shift of the input's bits, MXFP4 on
+// AVX3_DL then through the MX quantizer's e2m1 byte table).
 // Per-target toggle guard (re-included once per Highway target).
 #if defined(MXPACK_SRC_CHECKPOINT_STACK_BLOCKS_INL_H_) == \
     defined(HWY_TARGET_TOGGLE)
@@ -27,6 +28,7 @@
 #include "src/checkpoint/stack_blocks.h"
 #include "src/format/codec-inl.h"  // WideSource
 #include "src/format/encode_fast-inl.h"
+#include "src/mx/encode_e2m1_bf16-inl.h"  // MxE2m1FromBf16
 #include "src/util/lanes-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -230,6 +232,12 @@ class StackBlockQuantizer : private StackOps {
                                    kSrc == internal::SrcKind::kBF16 &&
                                    HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86 &&
                                    hn::MaxLanes(DU()) == 16;
+  // kMx4Wide by the e2m1 byte table of the MX quantizer (Mx4TableIndex).
+#ifdef MXPACK_HAVE_MX_E2M1_BF16
+  static constexpr bool kMx4Table = kMx4Wide;
+#else
+  static constexpr bool kMx4Table = false;
+#endif
   // NVFP4 from bf16 on AVX-512: scale codes by table (StackNvfp4Thresholds::
   // code_lut) and elements by per-code threshold tables.
   static constexpr bool kCompares = kNvfp4 &&
@@ -370,6 +378,9 @@ class StackBlockQuantizer : private StackOps {
     // each in both halves of a u32; MXFP4: per 16 blocks, those whose
     // scale exponent the bucket table does not cover.)
     constexpr bool kMxWide = kMx8Wide || kMx4Wide;
+    // The paths that compare or shift instead of dividing or multiplying
+    // find a block's factor only where they fall back (FactorOf).
+    constexpr bool kFactorLater = kCompares || kMxWide;
     HWY_ALIGN uint32_t mx_sub[kMxWide ? kChunkBlocks + 16 : 1];
     HWY_ALIGN uint32_t mx_bound[kMxWide ? kChunkBlocks + 16 : 1];
     uint16_t mx4_bad[kChunkBlocks / 16 + 1];
@@ -397,7 +408,7 @@ class StackBlockQuantizer : private StackOps {
       } else
 #endif
       {
-        Scales(tensor_scale, hn::Load(du, amax + b), code, f, !kCompares);
+        Scales(tensor_scale, hn::Load(du, amax + b), code, f, !kFactorLater);
       }
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
       if constexpr (hn::MaxLanes(DU()) == 16) {
@@ -408,7 +419,7 @@ class StackBlockQuantizer : private StackOps {
       {
         StoreLanes<1>(du, code, codes + b);
       }
-      if (!kCompares) hn::Store(f, du, factor + b);
+      if (!kFactorLater) hn::Store(f, du, factor + b);
       if constexpr (kCompares) {
         const VU c = hn::And(code, hn::Set(du, 0x7Fu));
         if (HWY_LIKELY(nb - b >= N)) {
@@ -426,9 +437,10 @@ class StackBlockQuantizer : private StackOps {
       if constexpr (kMx8Wide) {
         // Mx8Bf16Codes' S - 7 = (code - 7) 128 - 7 and the slow-lane bound
         // s 128 + 0x3C7F = code 128 - 0x301, for s = code - 127 in
-        // [-119, 126] and blocks without NaN; else the bound 0xFFFF (every
-        // nonzero lane slow). Inf lanes: their block's code is 255 (ct) or
-        // 254 (ModelOpt: amax / 448 is Inf), both slow.
+        // [-119, 126] and blocks without NaN; else S - 7 = 0xFFFF (every
+        // lane fails the first test) and the bound 0xFFFF (every nonzero
+        // lane slow). Inf lanes: their block's code is 255 (ct) or 254
+        // (ModelOpt: amax / 448 is Inf), both slow.
         const __m512i c = code.raw;
         const __m512i c128 = _mm512_slli_epi32(c, 7);
         const __mmask16 ok =
@@ -436,7 +448,8 @@ class StackBlockQuantizer : private StackOps {
                 _mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(8)), c,
                 _mm512_set1_epi32(253)) &
             static_cast<__mmask16>(~nan16[b / 16]);
-        const __m512i shift = _mm512_and_si512(
+        const __m512i shift = _mm512_mask_and_epi32(
+            _mm512_set1_epi32(0xFFFF), ok,
             _mm512_sub_epi32(c128, _mm512_set1_epi32(7 * 128 + 7)),
             _mm512_set1_epi32(0xFFFF));
         const __m512i slow = _mm512_mask_sub_epi32(
@@ -448,16 +461,18 @@ class StackBlockQuantizer : private StackOps {
       if constexpr (kMx4Wide) {
         // Mx4Bf16Nibbles' subtrahend (s << 7) + kMx4Origin and signed-lane
         // bound 0x8000 + z (CtMxfp4Bf16Block's z) for s = code - 127 in
-        // [-124, 125] (else the block is bad).
+        // [-124, 125] (else the block is bad); with the e2m1 byte table
+        // (Mx4TableIndex) K = (s + 124) << 7 and z + 1.
         const __m512i c = code.raw;
         const __m512i s = _mm512_sub_epi32(c, _mm512_set1_epi32(127));
         mx4_bad[b / 16] = static_cast<uint16_t>(~_mm512_mask_cmple_epu32_mask(
             _mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(3)), c,
             _mm512_set1_epi32(252)));
-        const __m512i sub =
-            _mm512_and_si512(_mm512_add_epi32(_mm512_slli_epi32(s, 7),
-                                              _mm512_set1_epi32(kMx4Origin)),
-                             _mm512_set1_epi32(0xFFFF));
+        const __m512i sub = _mm512_and_si512(
+            _mm512_add_epi32(
+                _mm512_slli_epi32(s, 7),
+                _mm512_set1_epi32(kMx4Table ? 124 << 7 : kMx4Origin)),
+            _mm512_set1_epi32(0xFFFF));
         // z: (s - 7) << 7 for s >= 8, 1 << (s - 1) for 1 <= s <= 7, else 0.
         const __m512i one = _mm512_set1_epi32(1);
         __m512i z = _mm512_maskz_sllv_epi32(_mm512_cmpge_epi32_mask(s, one),
@@ -465,7 +480,8 @@ class StackBlockQuantizer : private StackOps {
         z = _mm512_mask_slli_epi32(
             z, _mm512_cmpge_epi32_mask(s, _mm512_set1_epi32(8)),
             _mm512_sub_epi32(s, _mm512_set1_epi32(7)), 7);
-        const __m512i bound = _mm512_add_epi32(z, _mm512_set1_epi32(0x8000));
+        const __m512i bound =
+            _mm512_add_epi32(z, _mm512_set1_epi32(kMx4Table ? 1 : 0x8000));
         const __m512i pair = _mm512_set1_epi32(0x00010001);
         _mm512_store_si512(mx_sub + b, _mm512_mullo_epi32(sub, pair));
         _mm512_store_si512(mx_bound + b, _mm512_mullo_epi32(bound, pair));
@@ -506,9 +522,7 @@ class StackBlockQuantizer : private StackOps {
       for (unsigned c = lo; c <= hi && all_buckets; ++c)
         all_buckets = thr->bucketed[c] && thr->bucket[c][30] == 0;
       const auto divide = [&](size_t b) {
-        VU code, f;
-        Scales(tensor_scale, hn::Set(du, amax[b]), code, f, true);
-        factor[b] = hn::GetLane(f);
+        factor[b] = FactorOf(tensor_scale, amax[b]);
         for (size_t v = b * kBlock / N; v < (b + 1) * kBlock / N; ++v)
           StoreNibbles(codes_of(v), elements + v * N / 2);
       };
@@ -532,7 +546,19 @@ class StackBlockQuantizer : private StackOps {
         }
       };
       if (all_buckets && nan_any == 0 && hi < 0x7E) {
-        quads(std::false_type());
+        // Every bucket index within the table: the add form of the tables.
+        for (; b + 4 <= nb; b += 4) {
+          const uint8_t* p = in + b * kBlock * kIn;
+          PrefetchNextChunk(p);
+          const __m512i n0 = Nvfp4Bf16PairAdd(p, thr->bucket_add[codes[b]],
+                                              thr->bucket_add[codes[b + 1]]);
+          const __m512i n1 =
+              Nvfp4Bf16PairAdd(p + 64, thr->bucket_add[codes[b + 2]],
+                               thr->bucket_add[codes[b + 3]]);
+          _mm256_storeu_si256(
+              reinterpret_cast<__m256i*>(elements + b * kOutPerBlock),
+              NibbleBytes2(n0, n1));
+        }
       } else if (all_buckets) {
         quads(std::true_type());
       }
@@ -564,6 +590,7 @@ class StackBlockQuantizer : private StackOps {
       const auto one = [&](size_t b) {
         const uint8_t* block_in = in + b * kBlock * kIn;
         if (Mxfp8Bf16Block(block_in, codes[b], elements + b * kBlock)) return;
+        factor[b] = FactorOf(tensor_scale, amax[b]);
         for (size_t v = b * kBlock / N; v < (b + 1) * kBlock / N; ++v)
           StoreLanes<1>(du, codes_of(v), elements + v * N);
       };
@@ -582,21 +609,31 @@ class StackBlockQuantizer : private StackOps {
         const __m512i x1 = _mm512_loadu_si512(p + 64);
         const __m512i a0 = _mm512_and_si512(x0, K16(0x7FFF).raw);
         const __m512i a1 = _mm512_and_si512(x1, K16(0x7FFF).raw);
-        const __mmask32 slow0 = _mm512_cmplt_epu16_mask(
-            _mm512_sub_epi16(a0, K16(1).raw),
-            _mm512_set1_epi32(static_cast<int>(mx_bound[b])));
-        const __mmask32 slow1 = _mm512_cmplt_epu16_mask(
-            _mm512_sub_epi16(a1, K16(1).raw),
-            _mm512_set1_epi32(static_cast<int>(mx_bound[b + 1])));
-        if (HWY_UNLIKELY(!_kortestz_mask32_u8(slow0, slow1))) {
-          one(b);
-          one(b + 1);
-          continue;
+        const __m512i v0 = _mm512_subs_epu16(
+            a0, _mm512_set1_epi32(static_cast<int>(mx_sub[b])));
+        const __m512i v1 = _mm512_subs_epu16(
+            a1, _mm512_set1_epi32(static_cast<int>(mx_sub[b + 1])));
+        // v < 0x87 where |x| < S + 0x80 (below e4m3's smallest normal 2^-6
+        // after the scale: the slow lanes, and +-0 among them), and in
+        // every lane of a block without fast path (v = 0); only then the
+        // exact test 0 < |x| < S + 0x80, or the block's bound 0xFFFF.
+        if (HWY_UNLIKELY(!_kortestz_mask32_u8(
+                _mm512_cmplt_epu16_mask(v0, K16(0x87).raw),
+                _mm512_cmplt_epu16_mask(v1, K16(0x87).raw)))) {
+          const __mmask32 slow0 = _mm512_cmplt_epu16_mask(
+              _mm512_sub_epi16(a0, K16(1).raw),
+              _mm512_set1_epi32(static_cast<int>(mx_bound[b])));
+          const __mmask32 slow1 = _mm512_cmplt_epu16_mask(
+              _mm512_sub_epi16(a1, K16(1).raw),
+              _mm512_set1_epi32(static_cast<int>(mx_bound[b + 1])));
+          if (!_kortestz_mask32_u8(slow0, slow1)) {
+            one(b);
+            one(b + 1);
+            continue;
+          }
         }
-        const __m512i c0 = Mx8Bf16Codes(
-            x0, a0, _mm512_set1_epi32(static_cast<int>(mx_sub[b])));
-        const __m512i c1 = Mx8Bf16Codes(
-            x1, a1, _mm512_set1_epi32(static_cast<int>(mx_sub[b + 1])));
+        const __m512i c0 = Mx8Bf16Codes(x0, v0);
+        const __m512i c1 = Mx8Bf16Codes(x1, v1);
 #if HWY_TARGET <= HWY_AVX3_DL
         _mm512_storeu_si512(elements + b * kBlock,
                             _mm512_permutex2var_epi8(c0, odd, c1));
@@ -619,9 +656,55 @@ class StackBlockQuantizer : private StackOps {
         const uint8_t* block_in = in + b * kBlock * kIn;
         if (CtMxfp4Bf16Block(block_in, codes[b], elements + b * kOutPerBlock))
           return;
+        factor[b] = FactorOf(tensor_scale, amax[b]);
         for (size_t v = b * kBlock / N; v < (b + 1) * kBlock / N; ++v)
           StoreNibbles(codes_of(v), elements + v * N / 2);
       };
+#ifdef MXPACK_HAVE_MX_E2M1_BF16
+      // The nibbles of two blocks by one lookup in the e2m1 byte table:
+      // the index bytes in element order (the low byte of each u16 lane),
+      // the codes, then c_even + 16 c_odd in u16 lanes (vpmaddubsw) and
+      // their low bytes.
+      const MxE2m1FromBf16::Consts k = MxE2m1FromBf16::Make<false>();
+      HWY_ALIGN static constexpr uint8_t kEven[64] = {
+          0,   2,   4,   6,   8,   10,  12,  14,  16,  18,  20,  22,  24,
+          26,  28,  30,  32,  34,  36,  38,  40,  42,  44,  46,  48,  50,
+          52,  54,  56,  58,  60,  62,  64,  66,  68,  70,  72,  74,  76,
+          78,  80,  82,  84,  86,  88,  90,  92,  94,  96,  98,  100, 102,
+          104, 106, 108, 110, 112, 114, 116, 118, 120, 122, 124, 126};
+      const __m512i even = _mm512_load_si512(kEven);
+      const __m512i weights = _mm512_set1_epi16(0x1001);
+      const __m512i z64 = _mm512_set1_epi8(64);
+      for (size_t g = 0; g < nb; g += 16) {
+        if (HWY_UNLIKELY(mx4_bad[g / 16] != 0 || nan16[g / 16] != 0 ||
+                         nb - g < 16)) {
+          for (size_t b = g; b < HWY_MIN(g + 16, nb); ++b) one(b);
+          continue;
+        }
+        for (size_t b = g; b < g + 16; b += 2) {
+          const uint8_t* p = in + b * kBlock * kIn;
+          __mmask32 z0, z1;
+          const __m512i i0 = Mx4TableIndex(
+              _mm512_loadu_si512(p),
+              _mm512_set1_epi32(static_cast<int>(mx_sub[b])),
+              _mm512_set1_epi32(static_cast<int>(mx_bound[b])), k, z0);
+          const __m512i i1 = Mx4TableIndex(
+              _mm512_loadu_si512(p + 64),
+              _mm512_set1_epi32(static_cast<int>(mx_sub[b + 1])),
+              _mm512_set1_epi32(static_cast<int>(mx_bound[b + 1])), k, z1);
+          // (Index bytes < 48 before the + 64: no carry.)
+          __m512i idx = _mm512_permutex2var_epi8(i0, even, i1);
+          idx = _mm512_mask_add_epi8(idx, _mm512_kunpackd(z1, z0), idx, z64);
+          const __m512i c =
+              _mm512_permutex2var_epi8(k.table_lo, idx, k.table_hi);
+          const __m512i pairs = _mm512_maddubs_epi16(c, weights);
+          _mm256_storeu_si256(
+              reinterpret_cast<__m256i*>(elements + b * kOutPerBlock),
+              _mm512_castsi512_si256(_mm512_permutexvar_epi8(even, pairs)));
+        }
+      }
+      return;
+#endif
       for (size_t g = 0; g < nb; g += 16) {
         if (HWY_UNLIKELY(mx4_bad[g / 16] != 0 || nb - g < 16)) {
           for (size_t b = g; b < HWY_MIN(g + 16, nb); ++b) one(b);
@@ -913,10 +996,8 @@ class StackBlockQuantizer : private StackOps {
   // where lsb (bit 4 of v0, ties to even) may be read from v: the + 7
   // carries into bit 4 only where v0's low bits are 9..15, which round up
   // whatever lsb is. Then (v + lsb) << 4 (< 0x8000) puts the code in bits
-  // 8..14 and x's sign bit joins it. s7: S - 7 in every u16 lane
-  // (s >= -119).
-  static HWY_INLINE __m512i Mx8Bf16Codes(__m512i x, __m512i a, __m512i s7) {
-    const __m512i v = _mm512_subs_epu16(a, s7);
+  // 8..14 and x's sign bit joins it. v: a -sat (S - 7) (s >= -119).
+  static HWY_INLINE __m512i Mx8Bf16Codes(__m512i x, __m512i v) {
     const __m512i r = _mm512_mask_add_epi16(
         v, _mm512_test_epi16_mask(v, K16(0x10).raw), v, K16(1).raw);
     return _mm512_ternarylogic_epi32(_mm512_slli_epi16(r, 4), x,
@@ -950,6 +1031,26 @@ class StackBlockQuantizer : private StackOps {
     return _mm512_mask_add_epi16(n, _mm512_cmpgt_epu16_mask(x, bound), n,
                                  K16(kBucketSign).raw);
   }
+
+#ifdef MXPACK_HAVE_MX_E2M1_BF16
+  // The e2m1 byte-table index (MxE2m1FromBf16::Codes32) of each of the 32
+  // bf16 x of one block, which gives compressed-tensors' nibble (as
+  // CtMxfp4Bf16Block) for blocks without NaN: q = x 2^-s is exact where it
+  // is an f32 normal, |q| < 8 (see Mx4Bf16Nibbles), and E2m1Nibble rounds
+  // q to nearest even as the table does; k2: K = (s + 124) << 7 in u16
+  // lanes. The sign bit comes from x -sat (z + 1) (z1), which keeps bit 15
+  // exactly where x is negative and |x| > z (CtMxfp4Bf16Block's z: q is
+  // not zero after RoundToDtype); lanes with |x| <= z have w = 0, code 0.
+  // The caller adds 64 where z_lanes (M % 32 == 0) has a bit.
+  static HWY_INLINE __m512i Mx4TableIndex(__m512i x, __m512i k2, __m512i z1,
+                                          const MxE2m1FromBf16::Consts& k,
+                                          __mmask32& z_lanes) {
+    const __m512i w = _mm512_subs_epu16(_mm512_and_si512(x, k.abs), k2);
+    z_lanes = _mm512_testn_epi16_mask(x, k.low5);
+    return _mm512_shldi_epi16(_mm512_srli_epi16(w, 5), _mm512_subs_epu16(x, z1),
+                              1);
+  }
+#endif
 
   // NibblePairs of two vectors: 32 bytes.
   static HWY_INLINE __m256i NibblePairs2(__m512i n0, __m512i n1) {
@@ -1116,6 +1217,46 @@ class StackBlockQuantizer : private StackOps {
         K16(kBucketSign).raw);
   }
 
+  // Nvfp4Bf16PairN's nibbles (u16 lanes, each nibble alone) by the add
+  // form of the tables (internal::StackNvfp4Thresholds::bucket_add), under
+  // the same conditions as Nvfp4Bf16PairN<false>: d + entry[d >> 5] holds
+  // the magnitude code in bits 5..7, the sign adds 8 << 5.
+  static HWY_INLINE __m512i Nvfp4Bf16PairAdd(const uint8_t* HWY_RESTRICT in,
+                                             const uint16_t* tab0,
+                                             const uint16_t* tab1) {
+    const __m512i t0 = _mm512_load_si512(tab0);
+    const __m512i t1 = _mm512_load_si512(tab1);
+    const __m512i sel = _mm512_maskz_mov_epi16(0xFFFF0000u, K16(32).raw);
+    const __m512i x = _mm512_loadu_si512(in);
+    const __m512i a = _mm512_and_si512(x, K16(0x7FFF).raw);
+    const __m512i base =
+        _mm512_permutex2var_epi16(t0, _mm512_or_si512(sel, K16(31).raw), t1);
+    const __m512i d = _mm512_subs_epu16(a, base);
+    const __m512i e = _mm512_permutex2var_epi16(
+        t0, _mm512_or_si512(_mm512_srli_epi16(d, 5), sel), t1);
+    __m512i n = _mm512_add_epi16(d, e);
+    n = _mm512_mask_add_epi16(
+        n, _mm512_cmpgt_epu16_mask(x, K16(static_cast<int16_t>(0x8000)).raw), n,
+        K16(8 << 5).raw);
+    return _mm512_srli_epi16(n, 5);
+  }
+
+  // The 32 bytes of the nibbles of n0, n1 (u16 lanes, each < 16): in u32
+  // lanes c_even + 16 c_odd (vpmaddwd), then their low bytes.
+  static HWY_INLINE __m256i NibbleBytes2(__m512i n0, __m512i n1) {
+    const __m512i m = _mm512_set1_epi32(0x00100001);
+    const __m512i p0 = _mm512_madd_epi16(n0, m);
+    const __m512i p1 = _mm512_madd_epi16(n1, m);
+#if HWY_TARGET <= HWY_AVX3_DL
+    const __m512i idx = _mm512_setr_epi32(
+        0x0C080400, 0x1C181410, 0x2C282420, 0x3C383430, 0x4C484440, 0x5C585450,
+        0x6C686460, 0x7C787470, 0, 0, 0, 0, 0, 0, 0, 0);
+    return _mm512_castsi512_si256(_mm512_permutex2var_epi8(p0, idx, p1));
+#else
+    return _mm256_set_m128i(_mm512_cvtepi32_epi8(p1), _mm512_cvtepi32_epi8(p0));
+#endif
+  }
+
   // The 16 bytes of 32 nibbles in u16 lanes as BucketCount and the sign
   // add leave them: nibble << 11 | offset (< 32), below 2^15. madd by 32
   // (even lane) and 512 (odd) gives u32 lanes
@@ -1172,7 +1313,14 @@ class StackBlockQuantizer : private StackOps {
     return kW == Format::kBF16 ? 0x00008000u : 0x33000000u;
   }
 
-  // Pass 2 for a vector of blocks whose amax bits are `a` (NVFP4: f only
+  // The factor of one block (pass 2's f) whose amax bits are `amax`.
+  static HWY_INLINE uint32_t FactorOf(float tensor_scale, uint32_t amax) {
+    VU code, f;
+    Scales(tensor_scale, hn::Set(DU(), amax), code, f, true);
+    return hn::GetLane(f);
+  }
+
+  // Pass 2 for a vector of blocks whose amax bits are `a` (f only
   // `with_factor`).
   static HWY_INLINE void Scales(float tensor_scale, VU a, VU& code, VU& f,
                                 bool with_factor) {
@@ -1202,9 +1350,9 @@ class StackBlockQuantizer : private StackOps {
       if (with_factor)
         f = AsU(hn::Mul(AsF(DecodeE4M3(code)), hn::Set(df, tensor_scale)));
     } else if constexpr (kArith == internal::StackArith::kModelOptMxfp8) {
-      ModelOptMxfp8Scales(a, code, f);
+      ModelOptMxfp8Scales(a, code, f, with_factor);
     } else {
-      MxScales(a, code, f);
+      MxScales(a, code, f, with_factor);
     }
   }
 
@@ -1215,9 +1363,32 @@ class StackBlockQuantizer : private StackOps {
   // 128) and for subnormal descales, whose lanes (rare) take the scalar
   // function. Zero and NaN: code 0. The multiplier is 2^(127 - code), as in
   // MxScales.
-  static HWY_INLINE void ModelOptMxfp8Scales(VU a, VU& code, VU& f) {
+  static HWY_INLINE void ModelOptMxfp8Scales(VU a, VU& code, VU& f,
+                                             bool with_factor) {
     const DU du;
     const DI di;
+    if constexpr (kW == Format::kBF16) {
+      // A bf16 amax = (1 + m7 / 128) 2^(E - 127) with E in [10, 254] gives
+      // descale = (128 + m7) / 224 2^(E - 135), a normal f32 that is a
+      // power of two only for m7 = 0x60 (1.75), and at least a factor
+      // 225 / 224 from one otherwise, far beyond the rounding of the
+      // division and of log2 to f32 (|log2| < 2^8: ulp <= 2^-15). So the
+      // code is E - 8, plus 1 where m7 > 0x60: the carry of A + 0x1F << 16
+      // into the exponent field. Zero gives 0; other amax (tiny, Inf,
+      // NaN) take the division below.
+      const VU fast =
+          hn::Sub(hn::ShiftRight<23>(hn::Add(a, hn::Set(du, 0x1Fu << 16))),
+                  hn::Set(du, 8u));
+      const auto normal = hn::Lt(hn::Sub(a, hn::Set(du, 10u << 23)),
+                                 hn::Set(du, 0x7F800000u - (10u << 23)));
+      const auto zero = hn::Eq(a, hn::Zero(du));
+      if (HWY_LIKELY(hn::AllTrue(du, hn::Or(normal, zero)))) {
+        code = hn::IfThenZeroElse(zero, fast);
+        f = hn::Zero(du);
+        if (with_factor) f = MxFactor(code);
+        return;
+      }
+    }
     const VU d = AsU(hn::Div(AsF(a), hn::Set(DF(), 448.0f)));
     const VU m = hn::And(d, hn::Set(du, 0x7FFFFFu));
     const VU biased = hn::ShiftRight<23>(d);  // e + 127 (d >= 0)
@@ -1246,9 +1417,17 @@ class StackBlockQuantizer : private StackOps {
       }
       code = hn::IfThenElse(rare, hn::Load(du, codes), code);
     }
-    f = hn::ShiftLeft<23>(hn::Sub(hn::Set(du, 254u), code));
-    f = hn::IfThenElse(hn::Eq(code, hn::Set(du, 254u)),
-                       hn::Set(du, 0x00400000u), f);
+    f = hn::Zero(du);
+    if (with_factor) f = MxFactor(code);
+  }
+
+  // The multiplier 2^(127 - code) of MX scale codes below 255: biased
+  // exponent 254 - code, 2^-127 (a subnormal) for code 254.
+  static HWY_INLINE VU MxFactor(VU code) {
+    const DU du;
+    const VU f = hn::ShiftLeft<23>(hn::Sub(hn::Set(du, 254u), code));
+    return hn::IfThenElse(hn::Eq(code, hn::Set(du, 254u)),
+                          hn::Set(du, 0x00400000u), f);
   }
 
   // CtMxScale on a vector of blocks: the bits of amax in w, plus a quarter
@@ -1258,7 +1437,7 @@ class StackBlockQuantizer : private StackOps {
   // multiplier is 1 / w(2^(code - 127)) = 2^(127 - code): biased exponent
   // 254 - code, 2^-127 (a subnormal) for code 254, 0 for code 255 (scale
   // Inf: x / Inf = x * 0, +-0 or NaN alike).
-  static HWY_INLINE void MxScales(VU a, VU& code, VU& f) {
+  static HWY_INLINE void MxScales(VU a, VU& code, VU& f, bool with_factor) {
     const DU du;
     const DI di;
     constexpr int kMant = kW == Format::kF32    ? 23
@@ -1284,6 +1463,8 @@ class StackBlockQuantizer : private StackOps {
     const auto none = hn::Eq(p, hn::Zero(du));
     code =
         hn::IfThenElse(none, hn::Set(du, kW == Format::kF16 ? 127u : 0u), code);
+    f = hn::Zero(du);
+    if (!with_factor) return;
     f = hn::ShiftLeft<23>(hn::Sub(hn::Set(du, 254u), code));
     f = hn::IfThenElse(hn::Eq(code, hn::Set(du, 254u)),
                        hn::Set(du, 0x00400000u), f);

@@ -187,9 +187,15 @@ void StackNvfp4Thresholds::Fill(unsigned lo, unsigned hi) {
     for (int i = 0; i < 7; ++i) t[i] = row[c][i] & 0xFFFF;
     const unsigned base = t[0] >= 31 ? t[0] - 31 : 0;
     const StackBuckets buckets = MakeStackBuckets(t, base);
-    for (int j = 0; j < 30; ++j) bucket[c][j] = buckets.entry[j];
-    bucket[c][30] = static_cast<uint16_t>(row[c][7]);
-    bucket[c][31] = static_cast<uint16_t>(base);
+    for (int j = 0; j < 30; ++j) {
+      const unsigned below = buckets.entry[j] >> 11;
+      const unsigned offset = buckets.entry[j] & 31;
+      bucket[c][j] = buckets.entry[j];
+      bucket_add[c][j] =
+          static_cast<uint16_t>((below << 5 | (31 - offset)) - 32 * j);
+    }
+    bucket[c][30] = bucket_add[c][30] = static_cast<uint16_t>(row[c][7]);
+    bucket[c][31] = bucket_add[c][31] = static_cast<uint16_t>(base);
     bucketed[c] = buckets.ok;
   }
 }

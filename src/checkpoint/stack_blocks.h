@@ -112,6 +112,13 @@ struct StackNvfp4Thresholds {
   // for none), [30] = T_z (the q != 0 test), [31] = B. bucketed[c]: whether
   // the table applies (else row[c]).
   alignas(64) uint16_t bucket[128][32];
+  // The same buckets for an add instead of a compare, where |x| stays
+  // within bucket 29: entry j = (the thresholds below << 5 | (31 - offset))
+  // - 32 j (mod 2^16), so that d + entry[d >> 5] is that count << 5 plus
+  // (d's place in the bucket) + 31 - offset, which carries one more into
+  // bit 5 exactly where the place exceeds the offset; [30], [31] as in
+  // bucket.
+  alignas(64) uint16_t bucket_add[128][32];
   bool bucketed[128];
 };
 

@@ -7,6 +7,7 @@
 // bit patterns, over ragged lengths and unaligned buffers.
 #include "src/checkpoint/stack_blocks.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -440,6 +441,34 @@ TEST(StackBlocks, Nvfp4Bf16EveryAmax) {
                                        ArithName(arith), s));
       if (HasFailure()) return;
     }
+  }
+}
+
+// MX from bf16, one block per amax bit pattern p (0 .. 0x7F80: zero,
+// subnormals, normals, Inf; then NaN) with sign, and smaller elements, so
+// that the scale code of every amax is met: ModelOpt's code comes from the
+// bits of a bf16 amax without the division where amax is a normal of
+// exponent field 10 or more (the descale amax / 448 is then normal and no
+// power of two but for significand 1.75), and from the division elsewhere.
+TEST(StackBlocks, MxBf16EveryAmax) {
+  std::vector<uint8_t> in;
+  size_t nb = 0;
+  for (uint32_t p = 0; p <= 0x7F81; ++p, ++nb) {
+    for (uint32_t k = 0; k < 32; ++k) {
+      uint32_t b = p;
+      if (k != p % 32)
+        b = p == 0 ? 0 : (p * 7 + k * 331) % std::min(p, 0x7F80u);
+      if (k % 3 == 1) b |= 0x8000;
+      PutBits(Format::kBF16, b, in);
+    }
+  }
+  for (StackArith arith : {StackArith::kCtMxfp4, StackArith::kCtMxfp8,
+                           StackArith::kModelOptMxfp8}) {
+    StackBlocksArgs a;
+    a.arith = arith;
+    a.from = Format::kBF16;
+    Check(a, in, nb, absl::StrFormat("%s bf16 every amax", ArithName(arith)));
+    if (HasFailure()) return;
   }
 }
 

@@ -391,18 +391,20 @@ class MxBlockQuantizer {
     };
     // Blocks of amax 0 (every element +-0) pass with any constants.
 #if defined(MXPACK_HAVE_MX_E2M1_BF16) || defined(MXPACK_HAVE_MX_FP8_BF16)
-    // The K2 of table codec *tag per block into k2 (any for blocks of amax
-    // 0, all +-0); false for a chunk with Inf or NaN. `low`: some nonzero
-    // block has X below the codec's kMinX.
-    [[maybe_unused]] const auto table_k2 = [&](auto* tag, uint32_t* HWY_RESTRICT k2,
-                                                bool& low) {
+    // The K2 of table codec *tag per block, plus `add`, into k2 (any for
+    // blocks of amax 0, all +-0); false for a chunk with Inf or NaN. `low`:
+    // some nonzero block has X below the codec's kMinX.
+    [[maybe_unused]] const auto table_k2 = [&](auto* tag, uint32_t* HWY_RESTRICT k2, bool& low,
+                                                uint32_t add = 0) {
       using Codec = std::remove_pointer_t<decltype(tag)>;
       __mmask16 bad = 0;
       const __m512i min_x = _mm512_set1_epi32(Codec::kMinX);
+      const __m512i vadd = _mm512_set1_epi32(static_cast<int>(add));
       const bool finite = codes([&](size_t b, __m512i bits, __m512i s) {
         const __mmask16 nonzero = _mm512_test_epi32_mask(bits, bits);
         bad |= _mm512_mask_cmplt_epi32_mask(nonzero, s, min_x);
-        _mm512_store_si512(k2 + b, Codec::K2(_mm512_maskz_mov_epi32(nonzero, s)));
+        _mm512_store_si512(
+            k2 + b, _mm512_add_epi32(Codec::K2(_mm512_maskz_mov_epi32(nonzero, s)), vadd));
       });
       low = bad != 0;
       return finite;
@@ -437,7 +439,11 @@ class MxBlockQuantizer {
       // take the folded range encoder below.
       HWY_ALIGN uint32_t k2[kMaxBlocks];
       bool low = false;
-      if (!table_k2(static_cast<TableCodec*>(nullptr), k2, low)) return false;
+      // (bf16: Encode64Bf16's K2, offset by kBf16K2Add.)
+      if (!table_k2(static_cast<TableCodec*>(nullptr), k2, low,
+                    kBf16 ? TableCodec::kBf16K2Add : 0)) {
+        return false;
+      }
       if (!low && (!kBf16 || nvalid == nb * kBlock)) {
         if (padded) {
           EncodeChunkTable<true>(src, k2, nb, out, a.prefetch_l2);
@@ -492,9 +498,10 @@ class MxBlockQuantizer {
                                         MxFp6FromBf16<kElemT.bits == 6 ? kElem : Format::kE2M3>>;
 
   // Pass 3 of MXFP4 / MXFP6 without Inf or NaN elements (FastTail): 64
-  // elements (two blocks) per step by TableCodec::Codes32 on each block
-  // (f32: on its F32Halves halves) and Pack, then an odd last block
-  // through zero-padded buffers. k2: TableCodec::K2 of each block's scale.
+  // elements (two blocks) per step by TableCodec::Encode64Bf16 (bf16) or
+  // by TableCodec::Codes32 on each block's F32Halves halves and Pack (f32),
+  // then an odd last block through zero-padded buffers. k2:
+  // TableCodec::K2 of each block's scale (bf16: plus kBf16K2Add).
   // (Integer and table operations only: MXCSR plays no part.)
   template <bool kPadded>
   static HWY_NOINLINE void EncodeChunkTable(const uint8_t* HWY_RESTRICT src,
@@ -505,9 +512,7 @@ class MxBlockQuantizer {
     const typename TableCodec::Consts k = TableCodec::template Make<kPadded>();
     const auto encode64 = [&k](const uint8_t* HWY_RESTRICT p, __m512i ka, __m512i kb) {
       if constexpr (kBf16) {
-        return TableCodec::template Pack<kPadded>(
-            TableCodec::Codes32(_mm512_loadu_si512(p), ka, k),
-            TableCodec::Codes32(_mm512_loadu_si512(p + 64), kb, k), k);
+        return TableCodec::template Encode64Bf16<kPadded>(p, ka, kb, k);
       } else {
         __mmask32 za, zb;
         const __m512i ha = k.f32.Load(p, za);

@@ -232,8 +232,11 @@ struct MxE2m1FromBf16 {
       const __m512i u = _mm512_ternarylogic_epi32(_mm512_srli_epi16(w1, 5), h, k.p5, 0xF8);
       return _mm512_shldi_epi16(u, h, 1);
     };
-    const __m512i i8 = _mm512_permutex2var_epi8(index(_mm512_loadu_si512(p), k2a), k.low_bytes,
-                                                index(_mm512_loadu_si512(p + 64), k2b));
+    __m512i ha = _mm512_loadu_si512(p);
+    __m512i hb = _mm512_loadu_si512(p + 64);
+    // One load per block: GCC would otherwise fold the load into each use.
+    asm("" : "+v"(ha), "+v"(hb));  // NOLINT(hicpp-no-assembler)
+    const __m512i i8 = _mm512_permutex2var_epi8(index(ha, k2a), k.low_bytes, index(hb, k2b));
     const __m512i c = _mm512_permutex2var_epi8(k.bf16_lo, i8, k.bf16_hi);
     if constexpr (kPadded) {
       return _mm512_packus_epi16(_mm512_maddubs_epi16(c, k.weights8), _mm512_setzero_si512());

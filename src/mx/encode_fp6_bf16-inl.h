@@ -211,8 +211,10 @@ struct MxFp6FromBf16 {
   template <bool kPadded>
   static HWY_INLINE __m512i Encode64Bf16(const uint8_t* HWY_RESTRICT p, __m512i k2a, __m512i k2b,
                                          const Consts& k) {
-    const __m512i ha = _mm512_loadu_si512(p);
-    const __m512i hb = _mm512_loadu_si512(p + 64);
+    __m512i ha = _mm512_loadu_si512(p);
+    __m512i hb = _mm512_loadu_si512(p + 64);
+    // One load per block: GCC would otherwise fold the load into each use.
+    asm("" : "+v"(ha), "+v"(hb));  // NOLINT(hicpp-no-assembler)
     const auto bucket = [&k](__m512i h, __m512i k2) {
       return _mm512_srli_epi16(_mm512_subs_epu16(_mm512_and_si512(h, k.abs), k2), kShift);
     };

@@ -1,8 +1,9 @@
 // Pass 3 of the MX block quantizer (src/mx/quantize-inl.h) for bf16 into
-// MXFP4 (e2m1) on AVX3_DL: the codes of 32 bf16 values (one block) in u16
-// lanes by one VBMI byte-table lookup, without widening to f32; f32 sources
-// enter as their high halves plus a flag of their low bits (F32Halves,
-// shared with src/mx/encode_fp6_bf16-inl.h).
+// MXFP4 (e2m1) on AVX3_DL: the codes of bf16 values by VBMI byte-table
+// lookups on the bucket of the scaled magnitude, without widening to f32
+// (Encode64Bf16: 64 values per lookup); f32 sources enter as their high
+// halves plus a flag of their low bits (F32Halves, shared with
+// src/mx/encode_fp6_bf16-inl.h), 32 values per lookup (Codes32).
 // Per-target toggle guard (re-included once per Highway target).
 #if defined(MXPACK_SRC_MX_ENCODE_E2M1_BF16_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MXPACK_SRC_MX_ENCODE_E2M1_BF16_INL_H_

@@ -1,6 +1,8 @@
 // Pass 3 of the MX block quantizer (src/mx/quantize-inl.h) for bf16 into
-// MXFP6 (e2m3, e3m2) on AVX3_DL: the codes of 32 bf16 values (one block) in
-// u16 lanes by VBMI byte-table lookups, without widening to f32.
+// MXFP6 (e2m3, e3m2) on AVX3_DL: the codes of bf16 values by VBMI
+// byte-table lookups on the bucket of the scaled magnitude, without
+// widening to f32 (Encode64Bf16: 64 values per lookup; f32 sources, as in
+// src/mx/encode_e2m1_bf16-inl.h: Codes32, 32 per lookup).
 // Per-target toggle guard (re-included once per Highway target).
 #if defined(MXPACK_SRC_MX_ENCODE_FP6_BF16_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MXPACK_SRC_MX_ENCODE_FP6_BF16_INL_H_

@@ -10,8 +10,9 @@
 // with the scale folded into an integer rounding addend
 // (src/mx/encode_direct-inl.h), on AVX3_DL by byte tables after one
 // saturating subtract of the scale (src/mx/encode_fp8_bf16-inl.h); bf16 and f32 into e2m1 (MXFP4) and MXFP6
-// on AVX3_DL look the codes up by bucket in u16 lanes (f32 as its high
-// halves plus a flag of its low bits; src/mx/encode_e2m1_bf16-inl.h,
+// on AVX3_DL look the codes up by bucket (bf16: two blocks' indices
+// packed into bytes; f32 in u16 lanes as its high halves plus a flag of
+// its low bits; src/mx/encode_e2m1_bf16-inl.h,
 // src/mx/encode_fp6_bf16-inl.h).
 // NVFP4 kExact compares the elements with per-scale-code thresholds
 // instead (src/mx/nvfp4_exact-inl.h; bf16 on AVX3_DL in u16 lanes).

@@ -1,8 +1,9 @@
 // Pass 3 of the MX block quantizer (src/mx/quantize-inl.h) for bf16 into
-// MXFP4 (e2m1) on AVX3_DL: the codes of 32 bf16 values (one block) in u16
-// lanes by one VBMI byte-table lookup, without widening to f32; f32 sources
-// enter as their high halves plus a flag of their low bits (F32Halves,
-// shared with src/mx/encode_fp6_bf16-inl.h).
+// MXFP4 (e2m1) on AVX3_DL: the codes of bf16 values by VBMI byte-table
+// lookups on the bucket of the scaled magnitude, without widening to f32
+// (Encode64Bf16: 64 values per lookup); f32 sources enter as their high
+// halves plus a flag of their low bits (F32Halves, shared with
+// src/mx/encode_fp6_bf16-inl.h), 32 values per lookup (Codes32).
 // Per-target toggle guard (re-included once per Highway target).
 #if defined(MXPACK_SRC_MX_ENCODE_E2M1_BF16_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MXPACK_SRC_MX_ENCODE_E2M1_BF16_INL_H_
@@ -93,9 +94,26 @@ struct MxE2m1FromBf16 {
     return _mm512_or_si512(k, _mm512_slli_epi32(k, 16));
   }
 
+  // Added to K2 for Encode64Bf16 (K + 1 in both halves).
+  static constexpr uint32_t kBf16K2Add = 0x00010001u;
+
+  // Code at the inside of bucket b (y strictly above its lower end) and at
+  // its lower end (z), per binade E' = b / 4 of y:
+  //   E' 0 [1/8, 1/4):  0                       0
+  //   E' 1 [1/4, 1/2):  1 1 1 1                 0 1 1 1   (0.25 -> 0)
+  //   E' 2 [1/2, 1):    1 1 2 2                 1 1 2 2   (0.75 -> 1.0)
+  //   E' 3 [1, 2):      2 3 3 4                 2 2 3 4   (1.25 -> 1.0, 1.75 -> 2)
+  //   E' 4 [2, 4):      4 5 5 6                 4 4 5 6   (2.5 -> 2, 3.5 -> 4)
+  //   E' 5 [4, 8):      6 7 7 7                 6 6 7 7   (5 -> 4; 7.x -> 6)
+  static constexpr uint8_t kInside[24] = {0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2,
+                                          2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 7};
+  static constexpr uint8_t kAtZ[24] = {0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2,
+                                       2, 2, 3, 4, 4, 4, 5, 6, 6, 6, 7, 7};
+
   // The constants, built once per chunk.
   struct Consts {
     __m512i abs, low5, z, table_lo, table_hi, weights, idx;
+    __m512i p5, bf16_lo, bf16_hi, low_bytes, weights8;  // Encode64Bf16
     F32Halves f32;  // f32 sources
   };
   template <bool kPadded>
@@ -106,18 +124,6 @@ struct MxE2m1FromBf16 {
     // index = bucket << 1 | s, + 64 at z; buckets 24..31 (y >= 8) do not
     // occur.
     static constexpr Table kCodes = [] {
-      // Code at the inside of bucket b (y strictly above its lower end)
-      // and at its lower end (z), per binade E' = b / 4 of y:
-      //   E' 0 [1/8, 1/4):  0                       0
-      //   E' 1 [1/4, 1/2):  1 1 1 1                 0 1 1 1   (0.25 -> 0)
-      //   E' 2 [1/2, 1):    1 1 2 2                 1 1 2 2   (0.75 -> 1.0)
-      //   E' 3 [1, 2):      2 3 3 4                 2 2 3 4   (1.25 -> 1.0, 1.75 -> 2)
-      //   E' 4 [2, 4):      4 5 5 6                 4 4 5 6   (2.5 -> 2, 3.5 -> 4)
-      //   E' 5 [4, 8):      6 7 7 7                 6 6 7 7   (5 -> 4; 7.x -> 6)
-      constexpr uint8_t kInside[24] = {0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2,
-                                       2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 7};
-      constexpr uint8_t kAtZ[24] = {0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2,
-                                    2, 2, 3, 4, 4, 4, 5, 6, 6, 6, 7, 7};
       Table t{};
       for (int i = 0; i < 128; ++i) {
         const int b = (i >> 1) & 31, s = i & 1, z = i >> 6;
@@ -138,7 +144,32 @@ struct MxE2m1FromBf16 {
       }
       return t;
     }();
+    // Encode64Bf16: index = p << 6 | b' << 1 | s (see there): the code of
+    // bucket b' inside (p == b' % 2) or at the lower end of bucket b' + 1.
+    static constexpr Table kBf16Codes = [] {
+      Table t{};
+      for (int i = 0; i < 128; ++i) {
+        const int b = (i >> 1) & 31, s = i & 1, p = i >> 6;
+        // (Buckets from 24 on and the lower end of bucket 24 do not occur.)
+        uint8_t c = 7;
+        if (p == b % 2 && b < 24) c = kInside[b];
+        if (p != b % 2 && b + 1 < 24) c = kAtZ[b + 1];
+        t.v[i] = static_cast<uint8_t>(c | s << 3);
+      }
+      return t;
+    }();
+    // The low byte of every u16 lane of two vectors, in order.
+    static constexpr Table kLowBytes = [] {
+      Table t{};
+      for (int j = 0; j < 64; ++j) t.v[j] = static_cast<uint8_t>(2 * j);
+      return t;
+    }();
     Consts k;
+    k.p5 = _mm512_set1_epi16(0x20);
+    k.bf16_lo = _mm512_load_si512(kBf16Codes.v);
+    k.bf16_hi = _mm512_load_si512(kBf16Codes.v + 64);
+    k.low_bytes = _mm512_load_si512(kLowBytes.v);
+    k.weights8 = _mm512_set1_epi16(0x1001);
     k.abs = _mm512_set1_epi16(0x7FFF);
     k.low5 = _mm512_set1_epi16(0x1F);
     k.z = _mm512_set1_epi16(64);
@@ -175,6 +206,43 @@ struct MxE2m1FromBf16 {
       return _mm512_maskz_permutex2var_epi8(0x00FF00FF00FF00FFull, c0, k.idx, c1);
     } else {
       return _mm512_permutex2var_epi8(c0, k.idx, c1);
+    }
+  }
+
+  // The 64 codes of two blocks of bf16 values at p as stored (see Pack);
+  // k2a, k2b: K2(X) + kBf16K2Add of their scales. The lower end of a bucket
+  // is told apart without z: with w1 = a -sat (K + 1) (= w - 1 for w >= 1)
+  // and b' = w1 >> 5, the pair (b', p), p = bit 5 of a (= bit 5 of w, K
+  // being a multiple of 128: the parity of the bucket b = w >> 5), has
+  // p == b' % 2 inside bucket b' (w in (32 b', 32 b' + 32), and w = 0: y =
+  // 2^-3 or below, code 0 in either bucket 0 entry) and p != b' % 2 at the
+  // lower end w = 32 (b' + 1) of the next bucket:
+  //   w1 = a -sat (K + 1)          [b' in bits 5..9]
+  //   u  = w1 >> 5 | (h & 0x20)    [p in bit 5]
+  //   i  = u << 1 | s              [one VBMI2 funnel shift]
+  // The u16 indices of both blocks go to bytes (one vpermt2b), one vpermi2b
+  // of a 128-byte table gives the 64 codes | s << 3, and kPadded: one
+  // pmaddubsw (even + 16 * odd code) and one vpackuswb with zeros give the
+  // b4x16_p64 groups (128-bit lane L: elements 16 L .. 16 L + 15).
+  // 14 operations per 64 elements (padded).
+  template <bool kPadded>
+  static HWY_INLINE __m512i Encode64Bf16(const uint8_t* HWY_RESTRICT p, __m512i k2a, __m512i k2b,
+                                         const Consts& k) {
+    const auto index = [&k](__m512i h, __m512i k2) {
+      const __m512i w1 = _mm512_subs_epu16(_mm512_and_si512(h, k.abs), k2);
+      const __m512i u = _mm512_ternarylogic_epi32(_mm512_srli_epi16(w1, 5), h, k.p5, 0xF8);
+      return _mm512_shldi_epi16(u, h, 1);
+    };
+    __m512i ha = _mm512_loadu_si512(p);
+    __m512i hb = _mm512_loadu_si512(p + 64);
+    // One load per block: GCC would otherwise fold the load into each use.
+    asm("" : "+v"(ha), "+v"(hb));  // NOLINT(hicpp-no-assembler)
+    const __m512i i8 = _mm512_permutex2var_epi8(index(ha, k2a), k.low_bytes, index(hb, k2b));
+    const __m512i c = _mm512_permutex2var_epi8(k.bf16_lo, i8, k.bf16_hi);
+    if constexpr (kPadded) {
+      return _mm512_packus_epi16(_mm512_maddubs_epi16(c, k.weights8), _mm512_setzero_si512());
+    } else {
+      return c;
     }
   }
 };

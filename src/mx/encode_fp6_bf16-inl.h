@@ -1,6 +1,8 @@
 // Pass 3 of the MX block quantizer (src/mx/quantize-inl.h) for bf16 into
-// MXFP6 (e2m3, e3m2) on AVX3_DL: the codes of 32 bf16 values (one block) in
-// u16 lanes by VBMI byte-table lookups, without widening to f32.
+// MXFP6 (e2m3, e3m2) on AVX3_DL: the codes of bf16 values by VBMI
+// byte-table lookups on the bucket of the scaled magnitude, without
+// widening to f32 (Encode64Bf16: 64 values per lookup; f32 sources, as in
+// src/mx/encode_e2m1_bf16-inl.h: Codes32, 32 per lookup).
 // Per-target toggle guard (re-included once per Highway target).
 #if defined(MXPACK_SRC_MX_ENCODE_FP6_BF16_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MXPACK_SRC_MX_ENCODE_FP6_BF16_INL_H_
@@ -85,8 +87,12 @@ struct MxFp6FromBf16 {
     return best;  // past max the nearest is 31 (satfinite)
   }
 
+  // Added to K2 for Encode64Bf16 (none).
+  static constexpr uint32_t kBf16K2Add = 0;
+
   struct Consts {
     __m512i abs, low, sign, inside_lo, inside_hi, at_z_lo, at_z_hi, weights, idx;
+    __m512i low_bytes, sign8, weights8, weights16, idx32;  // Encode64Bf16
     F32Halves f32;  // f32 sources
   };
   template <bool kPadded>
@@ -126,7 +132,29 @@ struct MxFp6FromBf16 {
       }
       return t;
     }();
+    // Encode64Bf16: the low byte of every u16 lane of two vectors, in order.
+    static constexpr Table kLowBytes = [] {
+      Table t{};
+      for (int j = 0; j < 64; ++j) t.v[j] = static_cast<uint8_t>(2 * j);
+      return t;
+    }();
+    // Encode64Bf16, kPadded: per group g of 16 elements, the three low
+    // bytes of u32 lanes 4 g .. 4 g + 3 (four codes each), bytes 12..15
+    // zero (the zeroing mask); else unused.
+    static constexpr Table kIdx32 = [] {
+      Table t{};
+      for (int j = 0; j < 64; ++j) {
+        const int g = j / 16, m = j % 16;
+        t.v[j] = static_cast<uint8_t>(m < 12 ? 4 * (4 * g + m / 3) + m % 3 : 0);
+      }
+      return t;
+    }();
     Consts k;
+    k.low_bytes = _mm512_load_si512(kLowBytes.v);
+    k.sign8 = _mm512_set1_epi8(0x20);
+    k.weights8 = _mm512_set1_epi16(0x4001);
+    k.weights16 = _mm512_set1_epi32(0x10000001);
+    k.idx32 = _mm512_load_si512(kIdx32.v);
     k.abs = _mm512_set1_epi16(0x7FFF);
     k.low = _mm512_set1_epi16((1 << kShift) - 1);
     k.sign = _mm512_set1_epi16(0x20);
@@ -171,6 +199,40 @@ struct MxFp6FromBf16 {
       return _mm512_maskz_permutex2var_epi8(0x0FFF0FFF0FFF0FFFull, c0, k.idx, c1);
     } else {
       return _mm512_permutex2var_epi8(c0, k.idx, c1);
+    }
+  }
+
+  // The 64 codes of two blocks of bf16 values at p as stored (see Pack);
+  // k2a, k2b: K2(X) of their scales. As Codes32, with the bucket indices
+  // of both blocks in bytes first (one vpermt2b), so that the two table
+  // lookups, the z blend and the sign (a byte add of 0x20 under the sign
+  // mask) run once per 64 elements; kPadded: one pmaddubsw (even + 64 *
+  // odd code, 12 bits per u16), one pmaddwd (low + 4096 * high u16: four
+  // codes in the low 24 bits of a u32) and one vpermb with a zeroing mask
+  // give the b6x16_p32 groups. 18 operations per 64 elements (padded).
+  template <bool kPadded>
+  static HWY_INLINE __m512i Encode64Bf16(const uint8_t* HWY_RESTRICT p, __m512i k2a, __m512i k2b,
+                                         const Consts& k) {
+    __m512i ha = _mm512_loadu_si512(p);
+    __m512i hb = _mm512_loadu_si512(p + 64);
+    // One load per block: GCC would otherwise fold the load into each use.
+    asm("" : "+v"(ha), "+v"(hb));  // NOLINT(hicpp-no-assembler)
+    const auto bucket = [&k](__m512i h, __m512i k2) {
+      return _mm512_srli_epi16(_mm512_subs_epu16(_mm512_and_si512(h, k.abs), k2), kShift);
+    };
+    // Buckets < 128: bytes 0..127 of the tables; lane j of a is element j.
+    const __m512i idx = _mm512_permutex2var_epi8(bucket(ha, k2a), k.low_bytes, bucket(hb, k2b));
+    const __mmask64 z = _mm512_kunpackd(_mm512_testn_epi16_mask(hb, k.low),
+                                        _mm512_testn_epi16_mask(ha, k.low));
+    const __mmask64 s = _mm512_kunpackd(_mm512_movepi16_mask(hb), _mm512_movepi16_mask(ha));
+    __m512i c = _mm512_mask_blend_epi8(z, _mm512_permutex2var_epi8(k.inside_lo, idx, k.inside_hi),
+                                       _mm512_permutex2var_epi8(k.at_z_lo, idx, k.at_z_hi));
+    c = _mm512_mask_add_epi8(c, s, c, k.sign8);
+    if constexpr (kPadded) {
+      const __m512i c2 = _mm512_madd_epi16(_mm512_maddubs_epi16(c, k.weights8), k.weights16);
+      return _mm512_maskz_permutexvar_epi8(0x0FFF0FFF0FFF0FFFull, k.idx32, c2);
+    } else {
+      return c;
     }
   }
 };

@@ -32,8 +32,8 @@ namespace HWY_NAMESPACE {
 // kMinX. Per u16 lane (bf16 h, magnitude a = E << 7 | M), with kBase =
 // 126 - bias - man (e4m3 116, e5m2 109; 2^(kBase - 126) is half the
 // smallest subnormal of kElem):
-//  * w = a -sat K, K = (X + kBase) << 7 >= 0, then h's sign put back: for
-//    E - X - kBase >= 1, w is the bf16 of y * 2^-kBase exactly (y = x *
+//  * w = a -sat K, K = (X + kBase) << 7 >= 0: for
+//    E - X - kBase >= 1, w is the bf16 of |y| * 2^-kBase exactly (y = x *
 //    2^-X; its exponent field is at most E < 255, as K >= 0). Smaller
 //    magnitudes (y < 2^(kBase - 126), below half the
 //    smallest subnormal: code 0) give w = M (a bf16 subnormal, which
@@ -43,10 +43,11 @@ namespace HWY_NAMESPACE {
 //  * The code of y in kElem is the code of y * 2^-kBase in kElem with its
 //    bias raised by kBase (every value of that format is 2^-kBase times
 //    kElem's), which the bf16 tables of internal::MakeHalf16Lut give for
-//    w: two vpermt2b split w into high bytes H (sign and exponent pair) and
-//    low bytes L, then base[c] + pair[H] + (L > step1[c]) with c = (L >> 4)
-//    << 3 | pair[H] & 7, and H's sign into bit 7.
-// 17 operations per 64 elements, 5 of them vpermt2b / vpermi2b.
+//    w: two vpermt2b split w into high bytes H (exponent pair) and low
+//    bytes L, then base[c] + pair[H] + (L > step1[c]) with c = (L >> 4) << 3
+//    | pair[H] & 7, and the sign of h (a third vpermt2b gathers h's high
+//    bytes) into bit 7.
+// 16 operations per 64 elements, 6 of them vpermt2b / vpermi2b.
 template <Format kElem>
 struct MxFp8FromBf16 {
   static constexpr internal::FastFormat kT = internal::FastFormatOf(kElem);
@@ -73,13 +74,12 @@ struct MxFp8FromBf16 {
 
   // The constants, built once per chunk.
   struct Consts {
-    __m512i abs, sign16, hi_idx, lo_idx, pair0, pair1, base0, base1, step0, step1;
+    __m512i abs, hi_idx, lo_idx, pair0, pair1, base0, base1, step0, step1;
   };
   static HWY_INLINE Consts Make() {
     const auto load = [](const uint8_t* p) { return _mm512_loadu_si512(p); };
     Consts k;
     k.abs = _mm512_set1_epi16(0x7FFF);
-    k.sign16 = _mm512_set1_epi16(static_cast<int16_t>(0x8000));
     k.hi_idx = load(internal::kHalf16Gather.hi);
     k.lo_idx = load(internal::kHalf16Gather.lo);
     k.pair0 = load(kLut.pair);
@@ -91,18 +91,24 @@ struct MxFp8FromBf16 {
     return k;
   }
 
-  // w of the 32 bf16 values h of one block (k2: K2(X) of its scale), sign
-  // included.
+  // w of the 32 bf16 values h of one block (k2: K2(X) of its scale), without
+  // the sign.
   static HWY_INLINE __m512i Shift(__m512i h, __m512i k2, const Consts& k) {
-    const __m512i w = _mm512_subs_epu16(_mm512_and_si512(h, k.abs), k2);
-    return _mm512_ternarylogic_epi32(w, h, k.sign16, 0xF8);  // w | (h & 0x8000)
+    return _mm512_subs_epu16(_mm512_and_si512(h, k.abs), k2);
   }
 
   // The 64 codes of the two blocks at p (scales k2a, k2b), in order.
   static HWY_INLINE __m512i Encode64(const uint16_t* HWY_RESTRICT p, __m512i k2a, __m512i k2b,
                                      const Consts& k) {
-    const __m512i wa = Shift(_mm512_loadu_si512(p), k2a, k);
-    const __m512i wb = Shift(_mm512_loadu_si512(p + 32), k2b, k);
+    __m512i ha = _mm512_loadu_si512(p);
+    __m512i hb = _mm512_loadu_si512(p + 32);
+    // One load per block: GCC would otherwise fold the load into each use.
+    asm("" : "+v"(ha), "+v"(hb));  // NOLINT(hicpp-no-assembler)
+    const __m512i wa = Shift(ha, k2a, k);
+    const __m512i wb = Shift(hb, k2b, k);
+    // The high bytes of h (the signs in bit 7) and of w (H; no sign: pair[]
+    // reads its 7 low bits) and the low bytes of w (L).
+    const __m512i hs = _mm512_permutex2var_epi8(ha, k.hi_idx, hb);
     const __m512i hi = _mm512_permutex2var_epi8(wa, k.hi_idx, wb);
     const __m512i lo = _mm512_permutex2var_epi8(wa, k.lo_idx, wb);
     // As Avx512LutEncodeHalf16::Encode64 (bf16).
@@ -113,8 +119,8 @@ struct MxFp8FromBf16 {
     code = _mm512_mask_add_epi8(
         code, _mm512_cmpgt_epu8_mask(lo, _mm512_permutex2var_epi8(k.step0, cls, k.step1)), code,
         _mm512_set1_epi8(1));
-    // code | (H & 0x80).
-    return _mm512_ternarylogic_epi32(code, hi, _mm512_set1_epi8(static_cast<char>(0x80)), 0xF8);
+    // code | (h's high byte & 0x80).
+    return _mm512_ternarylogic_epi32(code, hs, _mm512_set1_epi8(static_cast<char>(0x80)), 0xF8);
   }
 };
 #endif  // HWY_TARGET == HWY_AVX3_DL

@@ -10,8 +10,9 @@
 // with the scale folded into an integer rounding addend
 // (src/mx/encode_direct-inl.h), on AVX3_DL by byte tables after one
 // saturating subtract of the scale (src/mx/encode_fp8_bf16-inl.h); bf16 and f32 into e2m1 (MXFP4) and MXFP6
-// on AVX3_DL look the codes up by bucket in u16 lanes (f32 as its high
-// halves plus a flag of its low bits; src/mx/encode_e2m1_bf16-inl.h,
+// on AVX3_DL look the codes up by bucket (bf16: two blocks' indices
+// packed into bytes; f32 in u16 lanes as its high halves plus a flag of
+// its low bits; src/mx/encode_e2m1_bf16-inl.h,
 // src/mx/encode_fp6_bf16-inl.h).
 // NVFP4 kExact compares the elements with per-scale-code thresholds
 // instead (src/mx/nvfp4_exact-inl.h; bf16 on AVX3_DL in u16 lanes).
@@ -187,7 +188,14 @@ class MxBlockQuantizer {
       const auto load_abs = [&](size_t b, size_t i) {
         return hn::And(hn::LoadU(d16, s16 + b * kBlock + i), abs16);
       };
-      BlockMaxima<kBlock>(d16, nb, amax16, load_abs);
+#if HWY_TARGET == HWY_AVX3_DL
+      if constexpr (kBlock == 32) {
+        Bf16BlockMaxima(s16, nb, amax16);
+      } else  // NOLINT(readability/braces)
+#endif
+      {
+        BlockMaxima<kBlock>(d16, nb, amax16, load_abs);
+      }
     } else  // NOLINT(readability/braces)
 #endif
     {
@@ -391,18 +399,20 @@ class MxBlockQuantizer {
     };
     // Blocks of amax 0 (every element +-0) pass with any constants.
 #if defined(MXPACK_HAVE_MX_E2M1_BF16) || defined(MXPACK_HAVE_MX_FP8_BF16)
-    // The K2 of table codec *tag per block into k2 (any for blocks of amax
-    // 0, all +-0); false for a chunk with Inf or NaN. `low`: some nonzero
-    // block has X below the codec's kMinX.
-    [[maybe_unused]] const auto table_k2 = [&](auto* tag, uint32_t* HWY_RESTRICT k2,
-                                                bool& low) {
+    // The K2 of table codec *tag per block, plus `add`, into k2 (any for
+    // blocks of amax 0, all +-0); false for a chunk with Inf or NaN. `low`:
+    // some nonzero block has X below the codec's kMinX.
+    [[maybe_unused]] const auto table_k2 = [&](auto* tag, uint32_t* HWY_RESTRICT k2, bool& low,
+                                                uint32_t add = 0) {
       using Codec = std::remove_pointer_t<decltype(tag)>;
       __mmask16 bad = 0;
       const __m512i min_x = _mm512_set1_epi32(Codec::kMinX);
+      const __m512i vadd = _mm512_set1_epi32(static_cast<int>(add));
       const bool finite = codes([&](size_t b, __m512i bits, __m512i s) {
         const __mmask16 nonzero = _mm512_test_epi32_mask(bits, bits);
         bad |= _mm512_mask_cmplt_epi32_mask(nonzero, s, min_x);
-        _mm512_store_si512(k2 + b, Codec::K2(_mm512_maskz_mov_epi32(nonzero, s)));
+        _mm512_store_si512(
+            k2 + b, _mm512_add_epi32(Codec::K2(_mm512_maskz_mov_epi32(nonzero, s)), vadd));
       });
       low = bad != 0;
       return finite;
@@ -437,7 +447,11 @@ class MxBlockQuantizer {
       // take the folded range encoder below.
       HWY_ALIGN uint32_t k2[kMaxBlocks];
       bool low = false;
-      if (!table_k2(static_cast<TableCodec*>(nullptr), k2, low)) return false;
+      // (bf16: Encode64Bf16's K2, offset by kBf16K2Add.)
+      if (!table_k2(static_cast<TableCodec*>(nullptr), k2, low,
+                    kBf16 ? TableCodec::kBf16K2Add : 0)) {
+        return false;
+      }
       if (!low && (!kBf16 || nvalid == nb * kBlock)) {
         if (padded) {
           EncodeChunkTable<true>(src, k2, nb, out, a.prefetch_l2);
@@ -484,6 +498,70 @@ class MxBlockQuantizer {
 
 
 
+#if HWY_TARGET == HWY_AVX3_DL
+  // Pass 1 of MX from bf16 (32-element blocks, one per vector) on AVX3_DL:
+  // BlockMaxima's max tree (src/mx/chunk_read-inl.h), its first level
+  // taking the raw bf16 bits of two blocks lo, hi without a prior AND:
+  // per u32 lane k, vpshldd(hi, lo, 17) = (2 |lo[2k + 1]| + s, 2 |hi[2k]| +
+  // s') (each u16 gets the magnitude doubled and some sign bit below it)
+  // and the blend (lo[2k], hi[2k + 1]) doubled by one add (sign shifted
+  // out), so the u16 maxima of both are 2 max |x| or 2 max |x| + 1; the
+  // last level halves them. 4 operations per two blocks instead of 5.
+  template <int kLevel, bool kPartial>
+  static HWY_INLINE __m512i Bf16MaxTree(const uint16_t* HWY_RESTRICT s16, size_t nb, size_t j0) {
+    if constexpr (kLevel == 1) {
+      const auto load = [&](size_t j) {
+        return kPartial && j >= nb ? _mm512_setzero_si512() : _mm512_loadu_si512(s16 + 32 * j);
+      };
+      __m512i lo = load(j0);
+      __m512i hi = load(j0 + 1);
+      // One load per block: GCC would otherwise fold the load into both
+      // uses, two 64-byte loads per block.
+      asm("" : "+v"(lo), "+v"(hi));  // NOLINT(hicpp-no-assembler)
+      const __m512i same = _mm512_mask_blend_epi16(0xAAAAAAAAu, lo, hi);
+      return _mm512_max_epu16(_mm512_shldi_epi32(hi, lo, 17), _mm512_add_epi16(same, same));
+    } else {
+      const __m512i l = Bf16MaxTree<kLevel - 1, kPartial>(s16, nb, j0);
+      const __m512i h = Bf16MaxTree<kLevel - 1, kPartial>(s16, nb, j0 + (size_t{1} << (kLevel - 1)));
+      // BlockMaxima's u32 butterfly: lanes whose bit s is set take h's
+      // lanes, the others l's, each paired with the lane at distance 2^s.
+      constexpr int s = kLevel - 2;
+      constexpr __mmask16 kHi = [] {
+        int m = 0;
+        for (int i = 0; i < 16; ++i) m |= ((i >> s) & 1) << i;
+        return static_cast<__mmask16>(m);
+      }();
+      struct Table {
+        alignas(64) uint32_t v[16];
+      };
+      static constexpr Table kIdx = [] {
+        Table t{};
+        for (int i = 0; i < 16; ++i) {
+          t.v[i] = static_cast<uint32_t>((i ^ (1 << s)) + (((i >> s) & 1) ? 16 : 0));
+        }
+        return t;
+      }();
+      return _mm512_max_epu16(_mm512_mask_blend_epi32(kHi, l, h),
+                              _mm512_permutex2var_epi32(l, _mm512_load_si512(kIdx.v), h));
+    }
+  }
+
+  // amax16[b] = max |x| bits of block b < nb (0 for the missing blocks of
+  // the last group of 32), by Bf16MaxTree.
+  static HWY_NOINLINE void Bf16BlockMaxima(const uint16_t* HWY_RESTRICT s16, size_t nb,
+                                           uint16_t* HWY_RESTRICT amax16) {
+    size_t g = 0;
+    for (; g + 32 <= nb; g += 32) {
+      _mm512_store_si512(amax16 + g,
+                         _mm512_srli_epi16(Bf16MaxTree<5, false>(s16 + 32 * g, 32, 0), 1));
+    }
+    if (g < nb) {
+      _mm512_store_si512(amax16 + g,
+                         _mm512_srli_epi16(Bf16MaxTree<5, true>(s16 + 32 * g, nb - g, 0), 1));
+    }
+  }
+#endif
+
 #ifdef MXPACK_HAVE_MX_E2M1_BF16
   // The table codec of MXFP4 (MxE2m1FromBf16) and MXFP6 (MxFp6FromBf16)
   // on AVX3_DL, from bf16 and (F32Halves) f32.
@@ -492,9 +570,10 @@ class MxBlockQuantizer {
                                         MxFp6FromBf16<kElemT.bits == 6 ? kElem : Format::kE2M3>>;
 
   // Pass 3 of MXFP4 / MXFP6 without Inf or NaN elements (FastTail): 64
-  // elements (two blocks) per step by TableCodec::Codes32 on each block
-  // (f32: on its F32Halves halves) and Pack, then an odd last block
-  // through zero-padded buffers. k2: TableCodec::K2 of each block's scale.
+  // elements (two blocks) per step by TableCodec::Encode64Bf16 (bf16) or
+  // by TableCodec::Codes32 on each block's F32Halves halves and Pack (f32),
+  // then an odd last block through zero-padded buffers. k2:
+  // TableCodec::K2 of each block's scale (bf16: plus kBf16K2Add).
   // (Integer and table operations only: MXCSR plays no part.)
   template <bool kPadded>
   static HWY_NOINLINE void EncodeChunkTable(const uint8_t* HWY_RESTRICT src,
@@ -505,9 +584,7 @@ class MxBlockQuantizer {
     const typename TableCodec::Consts k = TableCodec::template Make<kPadded>();
     const auto encode64 = [&k](const uint8_t* HWY_RESTRICT p, __m512i ka, __m512i kb) {
       if constexpr (kBf16) {
-        return TableCodec::template Pack<kPadded>(
-            TableCodec::Codes32(_mm512_loadu_si512(p), ka, k),
-            TableCodec::Codes32(_mm512_loadu_si512(p + 64), kb, k), k);
+        return TableCodec::template Encode64Bf16<kPadded>(p, ka, kb, k);
       } else {
         __mmask32 za, zb;
         const __m512i ha = k.f32.Load(p, za);

@@ -509,11 +509,23 @@ class MxBlockQuantizer {
             TableCodec::Codes32(_mm512_loadu_si512(p), ka, k),
             TableCodec::Codes32(_mm512_loadu_si512(p + 64), kb, k), k);
       } else {
-        __mmask32 za, zb;
-        const __m512i ha = k.f32.Load(p, za);
-        const __m512i hb = k.f32.Load(p + 128, zb);
-        return TableCodec::template Pack<kPadded>(TableCodec::Codes32(ha, za, ka, k),
-                                                  TableCodec::Codes32(hb, zb, kb, k), k);
+        // F32Halves::Load, with each f32 vector loaded once: without the
+        // register constraint GCC folds the load into both the test and
+        // the permute (eight loads per 64 elements instead of four).
+        __m512i x[4];
+        for (int j = 0; j < 4; ++j) {
+          x[j] = _mm512_loadu_si512(p + 64 * j);
+          asm("" : "+v"(x[j]));  // NOLINT(hicpp-no-assembler)
+        }
+        const auto z_of = [&k](__m512i lo, __m512i hi) {
+          return _mm512_kunpackw(_mm512_testn_epi32_mask(hi, k.f32.low),
+                                 _mm512_testn_epi32_mask(lo, k.f32.low));
+        };
+        const __m512i ha = _mm512_permutex2var_epi16(x[0], k.f32.high_idx, x[1]);
+        const __m512i hb = _mm512_permutex2var_epi16(x[2], k.f32.high_idx, x[3]);
+        return TableCodec::template Pack<kPadded>(TableCodec::Codes32(ha, z_of(x[0], x[1]), ka, k),
+                                                  TableCodec::Codes32(hb, z_of(x[2], x[3]), kb, k),
+                                                  k);
       }
     };
     const auto whole_steps = [&](auto l2) {

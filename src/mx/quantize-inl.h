@@ -522,7 +522,7 @@ class MxBlockQuantizer {
       // (kPadded: of the nibble pair e, e + 1 for even e), per output byte.
       static constexpr Table kOrder = [] {
         Table t{};
-        const auto packed = [](int e) { return 16 * ((e % 32) / 8) + 8 * (e / 32) + e % 8; };
+        const auto packed = [](int e) { return PackedByte(e); };
         for (int o = 0; o < 64; ++o) {
           if (!kPadded) {
             t.v[o] = static_cast<uint8_t>(packed(o));
@@ -564,6 +564,88 @@ class MxBlockQuantizer {
       if constexpr (kPadded) {
         return _mm512_maskz_permutexvar_epi8(0x00FF00FF00FF00FFull, order,
                                              _mm512_multishift_epi64_epi8(shifts, c));
+      } else {
+        return _mm512_permutexvar_epi8(order, c);
+      }
+    }
+  };
+
+  // The byte at which vpackuswb of the u16 vectors of two blocks leaves
+  // element e (0..63) of the pair: per 128-bit lane L, bytes 0..7 the
+  // first block's elements 8 L .. 8 L + 7, bytes 8..15 the second's.
+  static constexpr int PackedByte(int e) { return 16 * ((e % 32) / 8) + 8 * (e / 32) + e % 8; }
+
+  // EncodeChunkHalves' MXFP6 step: MxFp6FromBf16's lookups for 64
+  // elements (two blocks) at once, as E2m1Bytes64: the u16 indices (< 128)
+  // of both blocks packed into one byte vector (PackedByte order), one
+  // vpermi2b per table (inside / at z), the z flags and the signs as
+  // 64-bit masks in the same order (pdep of each block's 32 bits), one
+  // byte blend and one masked add of the sign (s << 5). Then b6x16_p32:
+  // pmaddubsw forms code a | b << 6 of each byte pair, pmaddwd the 24 bits
+  // of four codes per u32 lane (a | b << 6 | c << 12 | d << 18, three
+  // bytes little-endian), and one vpermb gathers the three low bytes of
+  // each u32 into the 12-byte groups (the padding bytes zeroed); codes:
+  // one vpermb into element order. Two lookups and 3 packing operations
+  // per 64 elements instead of four lookups and 7 (MxFp6FromBf16::Codes32
+  // and Pack).
+  struct Fp6Bytes64 {
+    __m512i inside_lo, inside_hi, at_z_lo, at_z_hi, order;
+
+    template <bool kPadded>
+    static HWY_INLINE Fp6Bytes64 Make(const typename TableCodec::Consts& k) {
+      struct Table {
+        alignas(64) uint8_t v[64];
+      };
+      static constexpr Table kOrder = [] {
+        Table t{};
+        for (int o = 0; o < 64; ++o) {
+          if (!kPadded) {
+            t.v[o] = static_cast<uint8_t>(PackedByte(o));
+          } else {
+            // Group g = o / 16: bytes 0..11 hold quads j = 0..3 of
+            // elements 16 g + 4 j .. + 3, three bytes each, from the u32
+            // lane whose bytes PackedByte(16 g + 4 j) & ~3 ..
+            // (bytes 12..15 are zeroed; any index).
+            const int g = o / 16, m = o % 16;
+            const int quad = PackedByte(16 * g + 4 * (m / 3 % 4));
+            t.v[o] = static_cast<uint8_t>(m < 12 ? (quad & ~3) + m % 3 : 0);
+          }
+        }
+        return t;
+      }();
+      return {k.inside_lo, k.inside_hi, k.at_z_lo, k.at_z_hi, _mm512_load_si512(kOrder.v)};
+    }
+
+    // MxFp6FromBf16::Codes32's table index of the 32 values h (k2: as
+    // there): ((h & 0x7FFF) -sat K) >> kShift.
+    static HWY_INLINE __m512i Index32(__m512i h, __m512i k2,
+                                      const typename TableCodec::Consts& k) {
+      return _mm512_srli_epi16(_mm512_subs_epu16(_mm512_and_si512(h, k.abs), k2),
+                               TableCodec::kShift);
+    }
+
+    // Two blocks' 32-bit lane masks as one 64-bit mask in PackedByte order.
+    static HWY_INLINE __mmask64 Packed(uint32_t a, uint32_t b) {
+      return _cvtu64_mask64(_pdep_u64(a, 0x00FF00FF00FF00FFull) |
+                            _pdep_u64(b, 0xFF00FF00FF00FF00ull));
+    }
+
+    // The 64 codes (one per byte, or kPadded b6x16_p32 groups) of two
+    // blocks: their values ha, hb, indices ia, ib and z flags za, zb.
+    template <bool kPadded>
+    HWY_INLINE __m512i Encode(__m512i ha, __m512i hb, __m512i ia, __m512i ib, uint32_t za,
+                              uint32_t zb) const {
+      const __m512i p = _mm512_packus_epi16(ia, ib);
+      __m512i c = _mm512_mask_blend_epi8(Packed(za, zb),
+                                         _mm512_permutex2var_epi8(inside_lo, p, inside_hi),
+                                         _mm512_permutex2var_epi8(at_z_lo, p, at_z_hi));
+      const __mmask64 s = Packed(_cvtmask32_u32(_mm512_movepi16_mask(ha)),
+                                 _cvtmask32_u32(_mm512_movepi16_mask(hb)));
+      c = _mm512_mask_add_epi8(c, s, c, _mm512_set1_epi8(0x20));
+      if constexpr (kPadded) {
+        const __m512i pairs = _mm512_maddubs_epi16(c, _mm512_set1_epi16(0x4001));
+        const __m512i quads = _mm512_madd_epi16(pairs, _mm512_set1_epi32(0x10000001));
+        return _mm512_maskz_permutexvar_epi8(0x0FFF0FFF0FFF0FFFull, order, quads);
       } else {
         return _mm512_permutexvar_epi8(order, c);
       }
@@ -667,27 +749,25 @@ class MxBlockQuantizer {
     static_assert(kBlock == 32, "two blocks per step");
     const size_t n = nb * kBlock;
     const typename TableCodec::Consts k = TableCodec::template Make<kPadded>();
-    [[maybe_unused]] const auto e2m1 = [&k] {
+    const auto bytes64 = [&k] {
       if constexpr (kElem == Format::kE2M1) {
         return E2m1Bytes64::template Make<kPadded>(k);
       } else {
-        return 0;
+        return Fp6Bytes64::template Make<kPadded>(k);
       }
     }();
     const auto encode64 = [&](size_t b, __m512i ka, __m512i kb) {
+      const __m512i ha = _mm512_load_si512(halves + b * kBlock);
+      const __m512i hb = _mm512_load_si512(halves + (b + 1) * kBlock);
       if constexpr (kElem == Format::kE2M1) {
-        return e2m1.template Encode<kPadded>(
-            E2m1Bytes64::Index32(_mm512_load_si512(halves + b * kBlock),
-                                 static_cast<__mmask32>(zbits[b]), ka, k),
-            E2m1Bytes64::Index32(_mm512_load_si512(halves + (b + 1) * kBlock),
-                                 static_cast<__mmask32>(zbits[b + 1]), kb, k));
+        return bytes64.template Encode<kPadded>(
+            E2m1Bytes64::Index32(ha, static_cast<__mmask32>(zbits[b]), ka, k),
+            E2m1Bytes64::Index32(hb, static_cast<__mmask32>(zbits[b + 1]), kb, k));
+      } else {
+        return bytes64.template Encode<kPadded>(ha, hb, Fp6Bytes64::Index32(ha, ka, k),
+                                                Fp6Bytes64::Index32(hb, kb, k), zbits[b],
+                                                zbits[b + 1]);
       }
-      return TableCodec::template Pack<kPadded>(
-          TableCodec::Codes32(_mm512_load_si512(halves + b * kBlock),
-                              static_cast<__mmask32>(zbits[b]), ka, k),
-          TableCodec::Codes32(_mm512_load_si512(halves + (b + 1) * kBlock),
-                              static_cast<__mmask32>(zbits[b + 1]), kb, k),
-          k);
     };
     const auto whole_steps = [&](auto l2) {
       size_t i = 0;

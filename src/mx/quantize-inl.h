@@ -174,6 +174,14 @@ class MxBlockQuantizer {
     HWY_ALIGN uint32_t low2[kDirectBlocks];
     uint8_t inf_block[kDirectBlocks];  // kDirect: block b holds an Inf (set with it)
 
+#ifdef MXPACK_HAVE_MX_E2M1_BF16
+    if constexpr (kTableCodec && !kBf16) {
+      if (a.scale.mode == ScaleMode::kFloor &&
+          RunF32Halves(a, src, nb, padded, out, scale_codes)) {
+        return;
+      }
+    }
+#endif
     // (1) amax as the integer max of |x| bits (NaN bits exceed Inf's);
     // lanes of missing blocks past nb are 0, which also defines the tail of
     // amax[]. bf16 sources are reduced in u16 lanes (twice the lanes, no
@@ -569,6 +577,295 @@ class MxBlockQuantizer {
   using TableCodec = std::conditional_t<kElem == Format::kE2M1, MxE2m1FromBf16,
                                         MxFp6FromBf16<kElemT.bits == 6 ? kElem : Format::kE2M3>>;
 
+  // EncodeChunkHalves' MXFP4 step: MxE2m1FromBf16's table lookup for 64
+  // elements (two blocks) at once. Its u16 indices (< 128) of the two
+  // blocks pack into one byte vector (vpackuswb: per 128-bit lane L,
+  // bytes 0..7 the first block's elements 8 L .. 8 L + 7, bytes 8..15 the
+  // second's), one vpermi2b looks up all 64 codes, and one vpermb puts
+  // them in order; for b4x16_p64 the table holds code | code << 4, so
+  // bits 4..11 of each u16 pair of codes (a, b) are a | b << 4, which one
+  // vpmultishiftqb gathers into bytes 0..3 of each u64 before the vpermb
+  // (which zeroes the padding bytes). One lookup, one multishift and one
+  // single-table permute per 64 elements instead of two lookups, two
+  // pmaddwd and a two-table permute (MxE2m1FromBf16::Pack).
+  struct E2m1Bytes64 {
+    __m512i table_lo, table_hi, shifts, order;
+
+    template <bool kPadded>
+    static HWY_INLINE E2m1Bytes64 Make(const typename TableCodec::Consts& k) {
+      struct Table {
+        alignas(64) uint8_t v[64];
+      };
+      // The byte of the packed vector holding element e of the step
+      // (kPadded: of the nibble pair e, e + 1 for even e), per output byte.
+      static constexpr Table kOrder = [] {
+        Table t{};
+        const auto packed = [](int e) { return PackedByte(e); };
+        for (int o = 0; o < 64; ++o) {
+          if (!kPadded) {
+            t.v[o] = static_cast<uint8_t>(packed(o));
+          } else {
+            // Group g = o / 16: bytes 0..7 hold the pairs of elements
+            // 16 g .. 16 g + 15; multishift left pair (e, e + 1) of the
+            // u64 at byte packed(e) & ~7 in byte (packed(e) % 8) / 2.
+            const int e = 16 * (o / 16) + 2 * (o % 8);
+            t.v[o] = static_cast<uint8_t>((packed(e) & ~7) + (packed(e) % 8) / 2);
+          }
+        }
+        return t;
+      }();
+      E2m1Bytes64 r;
+      r.table_lo = kPadded ? _mm512_or_si512(k.table_lo, _mm512_slli_epi16(k.table_lo, 4))
+                           : k.table_lo;
+      r.table_hi = kPadded ? _mm512_or_si512(k.table_hi, _mm512_slli_epi16(k.table_hi, 4))
+                           : k.table_hi;
+      // Bits 4, 20, 36, 52 into bytes 0..3 (the rest unused).
+      r.shifts = _mm512_set1_epi64(0x0000000034241404LL);
+      r.order = _mm512_load_si512(kOrder.v);
+      return r;
+    }
+
+    // MxE2m1FromBf16::Codes32's table index of the 32 values h (z, k2: as
+    // there): (((h & 0x7FFF) -sat K) >> 5) << 1 | s, + 64 at z.
+    static HWY_INLINE __m512i Index32(__m512i h, __mmask32 z, __m512i k2,
+                                      const typename TableCodec::Consts& k) {
+      const __m512i w = _mm512_subs_epu16(_mm512_and_si512(h, k.abs), k2);
+      const __m512i idx = _mm512_shldi_epi16(_mm512_srli_epi16(w, 5), h, 1);
+      return _mm512_mask_add_epi16(idx, z, idx, k.z);
+    }
+
+    // The 64 codes (one per byte, or kPadded b4x16_p64 groups) of the
+    // indices of two blocks.
+    template <bool kPadded>
+    HWY_INLINE __m512i Encode(__m512i ia, __m512i ib) const {
+      const __m512i c = _mm512_permutex2var_epi8(table_lo, _mm512_packus_epi16(ia, ib), table_hi);
+      if constexpr (kPadded) {
+        return _mm512_maskz_permutexvar_epi8(0x00FF00FF00FF00FFull, order,
+                                             _mm512_multishift_epi64_epi8(shifts, c));
+      } else {
+        return _mm512_permutexvar_epi8(order, c);
+      }
+    }
+  };
+
+  // The byte at which vpackuswb of the u16 vectors of two blocks leaves
+  // element e (0..63) of the pair: per 128-bit lane L, bytes 0..7 the
+  // first block's elements 8 L .. 8 L + 7, bytes 8..15 the second's.
+  static constexpr int PackedByte(int e) { return 16 * ((e % 32) / 8) + 8 * (e / 32) + e % 8; }
+
+  // EncodeChunkHalves' MXFP6 step: MxFp6FromBf16's lookups for 64
+  // elements (two blocks) at once, as E2m1Bytes64: the u16 indices (< 128)
+  // of both blocks packed into one byte vector (PackedByte order), one
+  // vpermi2b per table (inside / at z), the z flags and the signs as
+  // 64-bit masks in the same order (pdep of each block's 32 bits), one
+  // byte blend and one masked add of the sign (s << 5). Then b6x16_p32:
+  // pmaddubsw forms code a | b << 6 of each byte pair, pmaddwd the 24 bits
+  // of four codes per u32 lane (a | b << 6 | c << 12 | d << 18, three
+  // bytes little-endian), and one vpermb gathers the three low bytes of
+  // each u32 into the 12-byte groups (the padding bytes zeroed); codes:
+  // one vpermb into element order. Two lookups and 3 packing operations
+  // per 64 elements instead of four lookups and 7 (MxFp6FromBf16::Codes32
+  // and Pack).
+  struct Fp6Bytes64 {
+    __m512i inside_lo, inside_hi, at_z_lo, at_z_hi, order;
+
+    template <bool kPadded>
+    static HWY_INLINE Fp6Bytes64 Make(const typename TableCodec::Consts& k) {
+      struct Table {
+        alignas(64) uint8_t v[64];
+      };
+      static constexpr Table kOrder = [] {
+        Table t{};
+        for (int o = 0; o < 64; ++o) {
+          if (!kPadded) {
+            t.v[o] = static_cast<uint8_t>(PackedByte(o));
+          } else {
+            // Group g = o / 16: bytes 0..11 hold quads j = 0..3 of
+            // elements 16 g + 4 j .. + 3, three bytes each, from the u32
+            // lane whose bytes PackedByte(16 g + 4 j) & ~3 ..
+            // (bytes 12..15 are zeroed; any index).
+            const int g = o / 16, m = o % 16;
+            const int quad = PackedByte(16 * g + 4 * (m / 3 % 4));
+            t.v[o] = static_cast<uint8_t>(m < 12 ? (quad & ~3) + m % 3 : 0);
+          }
+        }
+        return t;
+      }();
+      return {k.inside_lo, k.inside_hi, k.at_z_lo, k.at_z_hi, _mm512_load_si512(kOrder.v)};
+    }
+
+    // MxFp6FromBf16::Codes32's table index of the 32 values h (k2: as
+    // there): ((h & 0x7FFF) -sat K) >> kShift.
+    static HWY_INLINE __m512i Index32(__m512i h, __m512i k2,
+                                      const typename TableCodec::Consts& k) {
+      return _mm512_srli_epi16(_mm512_subs_epu16(_mm512_and_si512(h, k.abs), k2),
+                               TableCodec::kShift);
+    }
+
+    // Two blocks' 32-bit lane masks as one 64-bit mask in PackedByte order.
+    static HWY_INLINE __mmask64 Packed(uint32_t a, uint32_t b) {
+      return _cvtu64_mask64(_pdep_u64(a, 0x00FF00FF00FF00FFull) |
+                            _pdep_u64(b, 0xFF00FF00FF00FF00ull));
+    }
+
+    // The 64 codes (one per byte, or kPadded b6x16_p32 groups) of two
+    // blocks: their values ha, hb, indices ia, ib and z flags za, zb.
+    template <bool kPadded>
+    HWY_INLINE __m512i Encode(__m512i ha, __m512i hb, __m512i ia, __m512i ib, uint32_t za,
+                              uint32_t zb) const {
+      const __m512i p = _mm512_packus_epi16(ia, ib);
+      __m512i c = _mm512_mask_blend_epi8(Packed(za, zb),
+                                         _mm512_permutex2var_epi8(inside_lo, p, inside_hi),
+                                         _mm512_permutex2var_epi8(at_z_lo, p, at_z_hi));
+      const __mmask64 s = Packed(_cvtmask32_u32(_mm512_movepi16_mask(ha)),
+                                 _cvtmask32_u32(_mm512_movepi16_mask(hb)));
+      c = _mm512_mask_add_epi8(c, s, c, _mm512_set1_epi8(0x20));
+      if constexpr (kPadded) {
+        const __m512i pairs = _mm512_maddubs_epi16(c, _mm512_set1_epi16(0x4001));
+        const __m512i quads = _mm512_madd_epi16(pairs, _mm512_set1_epi32(0x10000001));
+        return _mm512_maskz_permutexvar_epi8(0x0FFF0FFF0FFF0FFFull, order, quads);
+      } else {
+        return _mm512_permutexvar_epi8(order, c);
+      }
+    }
+  };
+
+  // f32 into MXFP4 / MXFP6 under the floor scale mode, all three passes
+  // for chunks that FastTail would send to EncodeChunkTable (no Inf or NaN
+  // element, every nonzero block with X >= kMinX), with pass 3 reading the
+  // F32Halves form of the chunk that pass 1 leaves in L1: pass 1 narrows
+  // each block once (high halves and z flags, F32HalvesPass1) and takes
+  // the amax of the high halves, pass 3 then encodes from the buffer
+  // (EncodeChunkHalves) instead of loading, narrowing and testing the f32
+  // values a second time. False, with nothing final written, for the other
+  // chunks, which Run then quantizes from the f32 values.
+  static HWY_NOINLINE bool RunF32Halves(const internal::MxBlockArgs& a,
+                                        const uint8_t* HWY_RESTRICT src, size_t nb, bool padded,
+                                        uint8_t* HWY_RESTRICT out,
+                                        uint8_t* HWY_RESTRICT scale_codes) {
+    if (a.scale.emax < 2) return false;  // (every MX element has emax >= 2)
+    // One block more than the chunk: the zero block of an odd last step.
+    HWY_ALIGN uint16_t halves[(kMaxBlocks + 1) * kBlock];
+    HWY_ALIGN uint32_t zbits[kMaxBlocks + 1];
+    HWY_ALIGN uint32_t amax[kMaxBlocks];
+    F32HalvesPass1(src, nb, halves, zbits, amax);
+    // Pass 2 as FastTail's table_k2 under the floor mode.
+    HWY_ALIGN uint32_t k2[kMaxBlocks];
+    __mmask16 bad = 0;
+    const __m512i min_x = _mm512_set1_epi32(TableCodec::kMinX);
+    const bool finite = Scale::template FastScaleCodes<ScaleMode::kFloor>(
+        a.scale, nb, [&](size_t b) { return _mm512_load_si512(amax + b); }, scale_codes,
+        [&](size_t b, __m512i bits, __m512i s) {
+          const __mmask16 nonzero = _mm512_test_epi32_mask(bits, bits);
+          bad |= _mm512_mask_cmplt_epi32_mask(nonzero, s, min_x);
+          _mm512_store_si512(k2 + b, TableCodec::K2(_mm512_maskz_mov_epi32(nonzero, s)));
+        });
+    if (!finite || bad != 0) return false;
+    if (padded) {
+      EncodeChunkHalves<true>(src, halves, zbits, k2, nb, out, a.prefetch_l2);
+    } else {
+      EncodeChunkHalves<false>(src, halves, zbits, k2, nb, out, a.prefetch_l2);
+    }
+    return true;
+  }
+
+  // Pass 1 of RunF32Halves: per block b, its 32 values in F32Halves form
+  // (the high halves at halves + 32 b, the z flags in zbits[b], bit j:
+  // lane j) and amax[b], the largest |x| with its low 16 bits cleared (the
+  // max of the high halves, in u16 lanes; 0 past nb up to a multiple of
+  // 16). After an odd nb, block nb is +0 (halves 0, z 0). Truncation keeps
+  // the order of magnitudes and every exponent field, so the floor scale
+  // code (the exponent of amax: docs/semantics.md section 5), the Inf /
+  // NaN detection (bits >= 0x7F800000) and the X >= kMinX check read the
+  // same values as from the f32 amax. A block whose truncated amax is 0
+  // but that holds f32 subnormals (all below 2^-133) gets scale code 0
+  // from both and is then treated as all +-0 (any K): the codes agree, as
+  // at scale 2^-127 its |y| < 2^-6 lie below half the smallest subnormal
+  // of e2m1, e2m3 and e3m2 (code +-0 by sign), which the table codecs give
+  // for high halves of +-0 under any K.
+  static HWY_INLINE void F32HalvesPass1(const uint8_t* HWY_RESTRICT src, size_t nb,
+                                        uint16_t* HWY_RESTRICT halves,
+                                        uint32_t* HWY_RESTRICT zbits,
+                                        uint32_t* HWY_RESTRICT amax) {
+    const hn::CappedTag<uint16_t, kBlock> d16;
+    static_assert(hn::MaxLanes(d16) == kBlock, "one block per u16 vector");
+    const F32Halves f = TableCodec::template Make<false>().f32;
+    const __m512i abs16 = _mm512_set1_epi16(0x7FFF);
+    HWY_ALIGN uint16_t amax16[kMaxBlocks];
+    BlockMaxima<kBlock>(d16, nb, amax16, [&](size_t b, size_t /*i*/) {
+      // Each f32 vector loaded once (GCC would fold the load into both the
+      // test and the permute).
+      __m512i x0 = _mm512_loadu_si512(src + b * kBlock * kSrcBytes);
+      __m512i x1 = _mm512_loadu_si512(src + b * kBlock * kSrcBytes + 64);
+      asm("" : "+v"(x0), "+v"(x1));  // NOLINT(hicpp-no-assembler)
+      const __m512i h = _mm512_permutex2var_epi16(x0, f.high_idx, x1);
+      _mm512_store_si512(halves + b * kBlock, h);
+      _store_mask32(reinterpret_cast<__mmask32*>(zbits + b),
+                    _mm512_kunpackw(_mm512_testn_epi32_mask(x1, f.low),
+                                    _mm512_testn_epi32_mask(x0, f.low)));
+      return hn::Vec<decltype(d16)>{_mm512_and_si512(h, abs16)};
+    });
+    if (nb % 2 != 0) {
+      _mm512_store_si512(halves + nb * kBlock, _mm512_setzero_si512());
+      zbits[nb] = 0;
+    }
+    for (size_t b = 0; b < nb; b += 16) {
+      const __m256i m = _mm256_load_si256(reinterpret_cast<const __m256i*>(amax16 + b));
+      _mm512_store_si512(amax + b, _mm512_slli_epi32(_mm512_cvtepu16_epi32(m), 16));
+    }
+  }
+
+  // Pass 3 of RunF32Halves: EncodeChunkTable's steps on the F32Halves form
+  // of F32HalvesPass1 (the input at src only prefetched for the next
+  // chunk); an odd last block pairs with the zero block after it.
+  template <bool kPadded>
+  static HWY_NOINLINE void EncodeChunkHalves(const uint8_t* HWY_RESTRICT src,
+                                             const uint16_t* HWY_RESTRICT halves,
+                                             const uint32_t* HWY_RESTRICT zbits,
+                                             const uint32_t* HWY_RESTRICT k2, size_t nb,
+                                             uint8_t* HWY_RESTRICT out, bool prefetch_l2) {
+    static_assert(kBlock == 32, "two blocks per step");
+    const size_t n = nb * kBlock;
+    const typename TableCodec::Consts k = TableCodec::template Make<kPadded>();
+    const auto bytes64 = [&k] {
+      if constexpr (kElem == Format::kE2M1) {
+        return E2m1Bytes64::template Make<kPadded>(k);
+      } else {
+        return Fp6Bytes64::template Make<kPadded>(k);
+      }
+    }();
+    const auto encode64 = [&](size_t b, __m512i ka, __m512i kb) {
+      const __m512i ha = _mm512_load_si512(halves + b * kBlock);
+      const __m512i hb = _mm512_load_si512(halves + (b + 1) * kBlock);
+      if constexpr (kElem == Format::kE2M1) {
+        return bytes64.template Encode<kPadded>(
+            E2m1Bytes64::Index32(ha, static_cast<__mmask32>(zbits[b]), ka, k),
+            E2m1Bytes64::Index32(hb, static_cast<__mmask32>(zbits[b + 1]), kb, k));
+      } else {
+        return bytes64.template Encode<kPadded>(ha, hb, Fp6Bytes64::Index32(ha, ka, k),
+                                                Fp6Bytes64::Index32(hb, kb, k), zbits[b],
+                                                zbits[b + 1]);
+      }
+    };
+    const auto whole_steps = [&](auto l2) {
+      size_t i = 0;
+      for (; i + 64 <= n; i += 64) {
+        PrefetchNextChunk(src + kSrcBytes * i, kSrcBytes * n, 64 * kSrcBytes, l2);
+        const size_t b = i / kBlock;
+        _mm512_storeu_si512(out + i, encode64(b, _mm512_set1_epi32(static_cast<int>(k2[b])),
+                                              _mm512_set1_epi32(static_cast<int>(k2[b + 1]))));
+      }
+      return i;
+    };
+    const size_t i = prefetch_l2 ? whole_steps(std::true_type()) : whole_steps(std::false_type());
+    if (i == n) return;
+    // One block left: the zero block after it gives code 0 under any K.
+    HWY_ALIGN uint8_t out_buf[64];
+    const __m512i kl = _mm512_set1_epi32(static_cast<int>(k2[nb - 1]));
+    _mm512_store_si512(out_buf, encode64(nb - 1, kl, kl));
+    std::memcpy(out + i, out_buf, n - i);
+  }
+
   // Pass 3 of MXFP4 / MXFP6 without Inf or NaN elements (FastTail): 64
   // elements (two blocks) per step by TableCodec::Encode64Bf16 (bf16) or
   // by TableCodec::Codes32 on each block's F32Halves halves and Pack (f32),
@@ -586,11 +883,23 @@ class MxBlockQuantizer {
       if constexpr (kBf16) {
         return TableCodec::template Encode64Bf16<kPadded>(p, ka, kb, k);
       } else {
-        __mmask32 za, zb;
-        const __m512i ha = k.f32.Load(p, za);
-        const __m512i hb = k.f32.Load(p + 128, zb);
-        return TableCodec::template Pack<kPadded>(TableCodec::Codes32(ha, za, ka, k),
-                                                  TableCodec::Codes32(hb, zb, kb, k), k);
+        // F32Halves::Load, with each f32 vector loaded once: without the
+        // register constraint GCC folds the load into both the test and
+        // the permute (eight loads per 64 elements instead of four).
+        __m512i x[4];
+        for (int j = 0; j < 4; ++j) {
+          x[j] = _mm512_loadu_si512(p + 64 * j);
+          asm("" : "+v"(x[j]));  // NOLINT(hicpp-no-assembler)
+        }
+        const auto z_of = [&k](__m512i lo, __m512i hi) {
+          return _mm512_kunpackw(_mm512_testn_epi32_mask(hi, k.f32.low),
+                                 _mm512_testn_epi32_mask(lo, k.f32.low));
+        };
+        const __m512i ha = _mm512_permutex2var_epi16(x[0], k.f32.high_idx, x[1]);
+        const __m512i hb = _mm512_permutex2var_epi16(x[2], k.f32.high_idx, x[3]);
+        return TableCodec::template Pack<kPadded>(TableCodec::Codes32(ha, z_of(x[0], x[1]), ka, k),
+                                                  TableCodec::Codes32(hb, z_of(x[2], x[3]), kb, k),
+                                                  k);
       }
     };
     const auto whole_steps = [&](auto l2) {

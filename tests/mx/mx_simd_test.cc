@@ -454,6 +454,74 @@ TEST(MxSimd, F32TableCodecsEveryBucketEveryTarget) {
   }
 }
 
+TEST(MxSimd, F32HalvesAmaxEveryTarget) {
+  // f32 into MXFP4 and MXFP6 under the floor scale mode on AVX3_DL takes
+  // the block amax from the high halves of the values (the low 16 bits
+  // truncated) and leaves their F32Halves form in a buffer for pass 3;
+  // chunks (128 consecutive blocks) with an Inf or NaN, or with a nonzero
+  // block of X < kMinX, fall back to the f32 values. Every chunk mixes
+  // blocks of f32 subnormals all below 2^-133 (truncated amax 0), amax
+  // with all-ones low bits, exact powers of two, low bits only above a
+  // power of two, and random blocks with ties (low 21 bits zero), signs
+  // random; then chunks that also hold a block of subnormals at or above
+  // 2^-133 (a truncated amax that is a nonzero subnormal: X = -127), a
+  // NaN whose payload lies in the low 16 bits only, or an Inf. 1 and 3
+  // blocks per row (odd chunks at the end), every layout and mode.
+  std::mt19937 rng(7);
+  const auto bits_of = [&](uint32_t e, uint32_t mant) {
+    return e << 23 | (mant & 0x7FFFFFu) | static_cast<uint32_t>(rng() & 1u) << 31;
+  };
+  std::vector<uint32_t> blocks;
+  const auto add_block = [&](size_t kind, uint32_t e) {
+    for (size_t i = 0; i < 32; ++i) {
+      const uint32_t r = static_cast<uint32_t>(rng());
+      uint32_t v;
+      switch (kind) {
+        case 0:  // subnormals below 2^-133 (bits < 0x10000) and +-0
+          v = (i % 7 == 0 ? 0u : (r & 0xFFFFu)) | (r >> 31) << 31;
+          break;
+        case 1:  // subnormals from 2^-133 up
+          v = (0x10000u + (r & 0xFFFFFu)) | (r >> 31) << 31;
+          break;
+        default: {
+          const uint32_t ei = e - (r % 12);
+          v = bits_of(ei, i % 4 == 0 ? (r & 0x7E0000u) : r);
+          if (i == 5) {
+            // The block's amax, by kind.
+            const uint32_t am[] = {0, 0, 0x7FFFFFu, 0, 0x7F0000u, 0x00FFFFu, r & 0x7FFFFFu};
+            v = bits_of(e, am[kind]);
+          }
+        }
+      }
+      blocks.push_back(v);
+    }
+  };
+  for (size_t chunk = 0; chunk < 9; ++chunk) {
+    const size_t nb = chunk == 8 ? 37 : 128;  // the last chunk odd
+    for (size_t j = 0; j < nb; ++j) {
+      const uint32_t e = static_cast<uint32_t>(20 + (j * 29 + chunk * 13) % 200);
+      size_t kind = 2 + j % 5;
+      if (j % 9 == 0) kind = 0;
+      if (j == 77 && chunk % 4 == 1) kind = 1;
+      add_block(kind, e);
+    }
+    const size_t at = blocks.size() - nb * 32 + 32 * 3 + chunk;
+    if (chunk % 4 == 2) blocks[at] = chunk % 8 == 2 ? 0x7F800001u : 0xFF800010u;
+    if (chunk % 4 == 3) blocks[at] = 0xFF800000u;
+  }
+  for (const size_t cols : {size_t{32}, size_t{96}}) {
+    std::vector<uint32_t> bits = blocks;
+    while (bits.size() % cols != 0) bits.push_back(0);
+    std::vector<uint8_t> in(bits.size() * 4);
+    std::memcpy(in.data(), bits.data(), in.size());
+    for (MxFormat f : {MxFormat::kMxfp4, MxFormat::kMxfp6E2m3, MxFormat::kMxfp6E3m2}) {
+      ASSERT_NO_FATAL_FAILURE(ExpectEveryLayoutAndModeEqualsScalar(
+          f, Format::kF32, in, bits.size() / cols, cols,
+          [&bits](size_t i) { return absl::StrFormat("input 0x%08x", bits[i]); }));
+    }
+  }
+}
+
 TEST(MxSimd, F32EveryScaleCodeEveryTarget) {
   // f32 into MX on AVX3_DL folds the block scale 2^X into the range
   // encoder's constants (RangeEncodeF32::Consts, no multiply) for chunks

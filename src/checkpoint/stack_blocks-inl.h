@@ -1185,6 +1185,25 @@ class StackBlockQuantizer : private StackOps {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out), NibblePairs(n));
   }
 
+  // What Nvfp4Bf16PairN and Nvfp4Bf16PairAdd share for two blocks of bf16
+  // x (one per 256-bit half): each half's table (tab0 for the low, tab1 for
+  // the high; sel picks tab1 in a two-table u16 permute) and
+  // d = |x| -sat base, the distance above its table's base (entry 31).
+  struct PairDelta {
+    HWY_INLINE PairDelta(const uint8_t* HWY_RESTRICT in, const uint16_t* tab0,
+                         const uint16_t* tab1)
+        : t0(_mm512_load_si512(tab0)),
+          t1(_mm512_load_si512(tab1)),
+          sel(_mm512_maskz_mov_epi16(0xFFFF0000u, K16(32).raw)),
+          x(_mm512_loadu_si512(in)) {
+      const __m512i a = _mm512_and_si512(x, K16(0x7FFF).raw);
+      const __m512i base =
+          _mm512_permutex2var_epi16(t0, _mm512_or_si512(sel, K16(31).raw), t1);
+      d = _mm512_subs_epu16(a, base);
+    }
+    __m512i t0, t1, sel, x, d;
+  };
+
   // Nvfp4Bf16PairBuckets' nibbles (u16 lanes, NibblePairs' form) where
   // both tables have Z = 0: the sign where x > 0x8000 as u16 (negative and
   // not -0). !kClamp: the caller knows that d >> 5 <= 29 in every lane, as
@@ -1199,14 +1218,8 @@ class StackBlockQuantizer : private StackOps {
   static HWY_INLINE __m512i Nvfp4Bf16PairN(const uint8_t* HWY_RESTRICT in,
                                            const uint16_t* tab0,
                                            const uint16_t* tab1) {
-    const __m512i t0 = _mm512_load_si512(tab0);
-    const __m512i t1 = _mm512_load_si512(tab1);
-    const __m512i sel = _mm512_maskz_mov_epi16(0xFFFF0000u, K16(32).raw);
-    const __m512i x = _mm512_loadu_si512(in);
-    const __m512i a = _mm512_and_si512(x, K16(0x7FFF).raw);
-    const __m512i base =
-        _mm512_permutex2var_epi16(t0, _mm512_or_si512(sel, K16(31).raw), t1);
-    const __m512i d = _mm512_subs_epu16(a, base);
+    const PairDelta p(in, tab0, tab1);
+    const __m512i t0 = p.t0, t1 = p.t1, sel = p.sel, x = p.x, d = p.d;
     const __m512i j = _mm512_srli_epi16(d, 5);
     const __m512i idx =
         _mm512_or_si512(kClamp ? _mm512_min_epu16(j, K16(29).raw) : j, sel);
@@ -1224,14 +1237,8 @@ class StackBlockQuantizer : private StackOps {
   static HWY_INLINE __m512i Nvfp4Bf16PairAdd(const uint8_t* HWY_RESTRICT in,
                                              const uint16_t* tab0,
                                              const uint16_t* tab1) {
-    const __m512i t0 = _mm512_load_si512(tab0);
-    const __m512i t1 = _mm512_load_si512(tab1);
-    const __m512i sel = _mm512_maskz_mov_epi16(0xFFFF0000u, K16(32).raw);
-    const __m512i x = _mm512_loadu_si512(in);
-    const __m512i a = _mm512_and_si512(x, K16(0x7FFF).raw);
-    const __m512i base =
-        _mm512_permutex2var_epi16(t0, _mm512_or_si512(sel, K16(31).raw), t1);
-    const __m512i d = _mm512_subs_epu16(a, base);
+    const PairDelta p(in, tab0, tab1);
+    const __m512i t0 = p.t0, t1 = p.t1, sel = p.sel, x = p.x, d = p.d;
     const __m512i e = _mm512_permutex2var_epi16(
         t0, _mm512_or_si512(_mm512_srli_epi16(d, 5), sel), t1);
     __m512i n = _mm512_add_epi16(d, e);

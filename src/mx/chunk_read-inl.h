@@ -22,6 +22,41 @@ namespace hn = hwy::HWY_NAMESPACE;
 // log2 of a power-of-two lane count: the levels of MaxTree.
 constexpr size_t MaxTreeLevels(size_t n) { return n <= 1 ? 0 : 1 + MaxTreeLevels(n / 2); }
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// One merge step of the block-max trees over 16 u32 lanes: the lanes whose
+// bit s is set take h's lanes, the others l's (`same`), and `partner` pairs
+// each with the lane at distance 2^s in the same vector (one two-table
+// permute), so lane i keeps the block of bit s and its partial maxima move
+// to the higher bits. The caller takes the max of the two in its lane type.
+// One permute (port 5 only) instead of the two of a concatenation, the
+// blend taking either vector port, and no register copy for the permute
+// that overwrites a table.
+template <int s>
+struct U32Butterfly {
+  static_assert(s >= 0 && s < 4, "u32 butterfly step");
+  HWY_INLINE U32Butterfly(__m512i l, __m512i h) {
+    constexpr __mmask16 kHi = [] {
+      int m = 0;
+      for (int i = 0; i < 16; ++i) m |= ((i >> s) & 1) << i;
+      return static_cast<__mmask16>(m);
+    }();
+    struct Table {
+      alignas(64) uint32_t v[16];
+    };
+    static constexpr Table kIdx = [] {
+      Table t{};
+      for (int i = 0; i < 16; ++i) {
+        t.v[i] = static_cast<uint32_t>((i ^ (1 << s)) + (((i >> s) & 1) ? 16 : 0));
+      }
+      return t;
+    }();
+    same = _mm512_mask_blend_epi32(kHi, l, h);
+    partner = _mm512_permutex2var_epi32(l, _mm512_load_si512(kIdx.v), h);
+  }
+  __m512i same, partner;
+};
+#endif
+
 // The block maxima of blocks [j0, j0 + 2^kLevel) in one vector (kPartial:
 // 0 for blocks >= nb). Level 0 is a block's vertical max; level L merges
 // two level-(L-1) vectors (lower blocks first) so that the lanes of each
@@ -67,34 +102,11 @@ HWY_INLINE hn::Vec<DL> MaxTree(DL dl, size_t nb, size_t j0, const LoadAbs& load_
       const auto l = hn::BitCast(d32, lo);
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
       if constexpr (hn::MaxLanes(d32) == 16) {
-        // A butterfly instead of the concatenations: the u32 lanes whose
-        // bit s is set take hi's lanes, the others lo's, each paired with
-        // the lane at distance 2^s in the same vector (one two-table
-        // permute), so lane i keeps the block of bit s and its partial
-        // maxima move to the higher bits. One permute (port 5 only)
-        // instead of two, the blend taking either vector port (the max
-        // stays on port 0), and no register copy for the permute that
-        // overwrites a table. Lane j still ends up holding block j0 + j.
+        // A butterfly instead of the concatenations (U32Butterfly). Lane j
+        // still ends up holding block j0 + j.
         constexpr int s = static_cast<int>(kLevel) - (sizeof(hn::TFromD<DL>) == 2 ? 2 : 1);
-        static_assert(s >= 0 && s < 4, "u32 butterfly step");
-        constexpr __mmask16 kHi = [] {
-          int m = 0;
-          for (int i = 0; i < 16; ++i) m |= ((i >> s) & 1) << i;
-          return static_cast<__mmask16>(m);
-        }();
-        struct Table {
-          alignas(64) uint32_t v[16];
-        };
-        static constexpr Table kIdx = [] {
-          Table t{};
-          for (int i = 0; i < 16; ++i) {
-            t.v[i] = static_cast<uint32_t>((i ^ (1 << s)) + (((i >> s) & 1) ? 16 : 0));
-          }
-          return t;
-        }();
-        const __m512i same = _mm512_mask_blend_epi32(kHi, l.raw, h.raw);
-        const __m512i partner =
-            _mm512_permutex2var_epi32(l.raw, _mm512_load_si512(kIdx.v), h.raw);
+        const U32Butterfly<s> b(l.raw, h.raw);
+        const __m512i same = b.same, partner = b.partner;
         return hn::Max(hn::BitCast(dl, decltype(h){same}), hn::BitCast(dl, decltype(h){partner}));
       }
 #endif

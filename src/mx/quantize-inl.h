@@ -531,26 +531,9 @@ class MxBlockQuantizer {
     } else {
       const __m512i l = Bf16MaxTree<kLevel - 1, kPartial>(s16, nb, j0);
       const __m512i h = Bf16MaxTree<kLevel - 1, kPartial>(s16, nb, j0 + (size_t{1} << (kLevel - 1)));
-      // BlockMaxima's u32 butterfly: lanes whose bit s is set take h's
-      // lanes, the others l's, each paired with the lane at distance 2^s.
-      constexpr int s = kLevel - 2;
-      constexpr __mmask16 kHi = [] {
-        int m = 0;
-        for (int i = 0; i < 16; ++i) m |= ((i >> s) & 1) << i;
-        return static_cast<__mmask16>(m);
-      }();
-      struct Table {
-        alignas(64) uint32_t v[16];
-      };
-      static constexpr Table kIdx = [] {
-        Table t{};
-        for (int i = 0; i < 16; ++i) {
-          t.v[i] = static_cast<uint32_t>((i ^ (1 << s)) + (((i >> s) & 1) ? 16 : 0));
-        }
-        return t;
-      }();
-      return _mm512_max_epu16(_mm512_mask_blend_epi32(kHi, l, h),
-                              _mm512_permutex2var_epi32(l, _mm512_load_si512(kIdx.v), h));
+      // BlockMaxima's u32 butterfly (U32Butterfly, src/mx/chunk_read-inl.h).
+      const U32Butterfly<kLevel - 2> b(l, h);
+      return _mm512_max_epu16(b.same, b.partner);
     }
   }
 

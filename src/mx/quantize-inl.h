@@ -940,6 +940,12 @@ class MxBlockQuantizer {
       // bf16 in u16 lanes (Nvfp4ExactOps::Bf16Codes64) where no element is
       // Inf or NaN (bf16 chunks hold no row padding: the driver stages
       // ragged rows as f32).
+      if (!inf && nvalid == nb * kBlock && a.thresholds->Bf16RowsCover(span[0], span[1])) {
+        return padded ? EncodeChunkBf16Table<true>(src, nb, *a.thresholds, scale_codes, out,
+                                                   a.prefetch_l2)
+                      : EncodeChunkBf16Table<false>(src, nb, *a.thresholds, scale_codes, out,
+                                                    a.prefetch_l2);
+      }
       if (!inf && nvalid == nb * kBlock) {
         return padded ? EncodeChunkBf16<true>(src, nb, a.thresholds->thr16, scale_codes, out,
                                               a.prefetch_l2)
@@ -1017,6 +1023,57 @@ class MxBlockQuantizer {
 #endif
 
 #if HWY_TARGET == HWY_AVX3_DL
+  // Pass 3 of NVFP4 kExact from bf16 without Inf or NaN elements whose
+  // scale codes all have byte rows: 64 elements (four blocks) per step by
+  // Nvfp4ExactOps::Bf16TableCodes64, then the last 1..3 blocks through
+  // zero-padded buffers (+0 gives code 0 in any row).
+  template <bool kPadded>
+  static HWY_NOINLINE void EncodeChunkBf16Table(const uint8_t* HWY_RESTRICT src, size_t nb,
+                                                const internal::Nvfp4ThresholdTable& tab,
+                                                const uint8_t* HWY_RESTRICT codes,
+                                                uint8_t* HWY_RESTRICT out, bool prefetch_l2) {
+    static_assert(kMaxBlocks % 64 == 0, "whole vectors of block bytes");
+    const auto* s16 = reinterpret_cast<const uint16_t*>(src);
+    const size_t n = nb * kBlock;
+    // The blocks' ebase and slot8 bytes (codes <= 0x7E: 7-bit vpermt2b
+    // indices; lanes past nb read code 0).
+    HWY_ALIGN uint8_t ebase[kMaxBlocks];
+    HWY_ALIGN uint8_t slot8[kMaxBlocks];
+    {
+      const __m512i eb_lo = _mm512_load_si512(tab.bf16_ebase);
+      const __m512i eb_hi = _mm512_load_si512(tab.bf16_ebase + 64);
+      const __m512i sl_lo = _mm512_load_si512(tab.bf16_slot8);
+      const __m512i sl_hi = _mm512_load_si512(tab.bf16_slot8 + 64);
+      for (size_t b = 0; b < nb; b += 64) {
+        const __mmask64 lanes = nb - b >= 64 ? ~__mmask64{0} : (__mmask64{1} << (nb - b)) - 1;
+        const __m512i c = _mm512_maskz_loadu_epi8(lanes, codes + b);
+        _mm512_store_si512(ebase + b, _mm512_permutex2var_epi8(eb_lo, c, eb_hi));
+        _mm512_store_si512(slot8 + b, _mm512_permutex2var_epi8(sl_lo, c, sl_hi));
+      }
+    }
+    const typename Exact::Bf16TableConsts k =
+        Exact::template MakeBf16TableConsts<kPadded>(tab.bf16_base, tab.bf16_t1, tab.bf16_t2);
+    const auto whole_steps = [&](auto l2) {
+      size_t i = 0;
+      for (; i + 64 <= n; i += 64) {
+        PrefetchNextChunk(src + 2 * i, 2 * n, 128, l2);
+        const size_t b = i / kBlock;
+        _mm512_storeu_si512(
+            out + i, Exact::template Bf16TableCodes64<kPadded>(s16 + i, ebase + b, slot8 + b, k));
+      }
+      return i;
+    };
+    const size_t i = prefetch_l2 ? whole_steps(std::true_type()) : whole_steps(std::false_type());
+    if (i == n) return;
+    const size_t rest = n - i;
+    HWY_ALIGN uint16_t in_buf[64] = {};
+    HWY_ALIGN uint8_t out_buf[64];
+    std::memcpy(in_buf, s16 + i, 2 * rest);
+    _mm512_store_si512(out_buf, Exact::template Bf16TableCodes64<kPadded>(
+                                    in_buf, ebase + i / kBlock, slot8 + i / kBlock, k));
+    std::memcpy(out + i, out_buf, rest);
+  }
+
   // 0 unless every scale code of the nb blocks is 0 or at least min_code
   // (Nvfp4ThresholdTable::recip_min_code: a reciprocal exists); then 2 if
   // every code is also 0 or a ue4m3 normal below the maximum (8..0x7D), or

@@ -18,6 +18,7 @@
 #include "mxpack/scalar.h"
 #include "src/mx/mx_internal.h"
 #include "src/mx/nvfp4_tensor_amax.h"
+#include "src/mx/nvfp4_thresholds.h"
 #include "tests/common/oracle.h"
 #include "tests/mx/mx_test_util.h"
 
@@ -634,6 +635,41 @@ void ExpectBf16EveryTargetEqualsScalar(const std::vector<uint16_t>& x, size_t co
   }
 }
 
+TEST(MxNvfp4, Bf16ByteRowsEqualOracleForEveryBf16EveryScaleCode) {
+  // The byte-table form of the bf16 thresholds (internal::MakeBf16ByteRow,
+  // as Nvfp4ExactOps::Bf16TableCodes64 reads it) against the independent
+  // oracle: every finite bf16 of either sign, every scale code 0..0x7E,
+  // tensor scales from subnormal to large. Tensor scales whose thresholds
+  // are normal f32 give every code a row (eight significand rows).
+  float ue4m3[128];
+  for (int c = 0; c < 128; ++c) ue4m3[c] = static_cast<float>(Ue4m3(c));
+  const float ts[] = {1.0f,   F32FromBits(0x3DBF3CF4u), 0.001f, 0.0625f, 1.3f * std::ldexp(1.0f, -20),
+                      3.7e-30f, 1e-40f,                  5e30f,  F32FromBits(0x3F7FFFFFu)};
+  for (float t : ts) {
+    internal::Nvfp4ThresholdTable tab(t, ue4m3);
+    tab.Fill(0, 0x7E);
+    const bool normal = t >= 1e-30f && t <= 1e30f;
+    if (normal) {
+      EXPECT_TRUE(tab.Bf16RowsCover(0, 0x7E)) << "t=" << t;
+    }
+    for (int c = 0; c <= 0x7E; ++c) {
+      if (!tab.Bf16RowsCover(c, c)) continue;
+      for (uint32_t h = 0; h < 0x10000; ++h) {
+        if ((h & 0x7F80) == 0x7F80) continue;  // Inf, NaN
+        const int e = (h >> 7) & 0xFF;
+        const int m1 = (h & 0x7F) << 1 | h >> 15;  // M << 1 | s
+        const int j = std::min(std::max(e - tab.bf16_ebase[c], 0), 7);
+        const int idx = j | tab.bf16_slot8[c];
+        const int got = tab.bf16_base[idx] + (m1 > tab.bf16_t1[idx]) + (m1 > tab.bf16_t2[idx]) +
+                        8 * static_cast<int>(h >> 15);
+        const uint8_t want = ExactElementOracle(F32FromBits(h << 16), static_cast<uint8_t>(c), t);
+        ASSERT_EQ(got, want) << absl::StrFormat("t=%a code 0x%02x bf16 0x%04x idx %d",
+                                                static_cast<double>(t), c, h, idx);
+      }
+    }
+  }
+}
+
 TEST(MxNvfp4, Bf16EveryScaleCodeAtEveryBlockOfAStepEveryTarget) {
   // The bf16 kernel encodes four blocks (64 elements) per step, each block
   // with its own threshold row: the decision-point blocks of every scale
@@ -652,6 +688,23 @@ TEST(MxNvfp4, Bf16EveryScaleCodeAtEveryBlockOfAStepEveryTarget) {
       ExpectBf16EveryTargetEqualsScalar(
           x, 16, t, absl::StrFormat("t=%a shift %d", static_cast<double>(t), shift));
     }
+  }
+}
+
+TEST(MxNvfp4, Bf16EveryFiniteValueUnderTheSaturatedScaleEveryTarget) {
+  // Blocks whose amax is bf16 max (scale code 0x7E, saturated): every
+  // finite bf16 magnitude, alternating signs, 15 per block, so that
+  // elements lie in every binade up to 2^128 above the thresholds (the
+  // byte tables' clamped last row, Nvfp4ExactOps::Bf16TableCodes64).
+  for (float t : {1.0f, 0.001f, F32FromBits(0x3DBF3CF4u)}) {
+    std::vector<uint16_t> x;
+    for (uint32_t h = 0; h < 0x7F80;) {
+      x.push_back(0x7F7F);
+      for (int j = 0; j < 15; ++j, ++h) {
+        x.push_back(h < 0x7F80 ? static_cast<uint16_t>(h | (j % 2) << 15) : uint16_t{0});
+      }
+    }
+    ExpectBf16EveryTargetEqualsScalar(x, 16, t, absl::StrFormat("t=%a", static_cast<double>(t)));
   }
 }
 

@@ -144,7 +144,9 @@ struct Nvfp4ThresholdTable {
 
   float tensor_scale;
   const float* ue4m3;  // decode table of the 128 scale codes
-  uint64_t have[2] = {0, 0};
+  uint64_t have[2] = {0, 0};  // thr, thr16
+  uint64_t have_recip[2] = {0, 0};
+  uint64_t have_bf16[2] = {0, 0};
   uint32_t thr[128][8];
   // thr >> 16 (entry 7: 0), for bf16 sources: a bf16 magnitude h (h << 16
   // in f32 bits, low half zero) exceeds T iff h > T >> 16, so the u16
@@ -183,9 +185,15 @@ struct Nvfp4ThresholdTable {
     return true;
   }
 
+  // What a source needs besides thr and thr16: recip (f32) or the bf16
+  // byte rows.
+  enum class Extra { kRecip, kBf16Rows };
+
   // Fills the missing rows of the codes lo..hi (a chunk's scale codes
-  // usually span a few binades; the span costs less to find than the set).
-  void Fill(unsigned lo, unsigned hi) {
+  // usually span a few binades; the span costs less to find than the set)
+  // and their `extra`.
+  void Fill(unsigned lo, unsigned hi, Extra extra) {
+    uint64_t* have_extra = extra == Extra::kRecip ? have_recip : have_bf16;
     for (unsigned w = 0; w < 2; ++w) {
       const unsigned first = lo > 64 * w ? lo - 64 * w : 0;
       if (hi < 64 * w || first > 63) continue;
@@ -196,13 +204,20 @@ struct Nvfp4ThresholdTable {
         Nvfp4ElementThresholds(ue4m3[c], tensor_scale, thr[c]);
         for (int i = 0; i < 7; ++i) thr16[c][i] = static_cast<uint16_t>(thr[c][i] >> 16);
         thr16[c][7] = 0;
+      }
+      have[w] |= span;
+      for (uint64_t m = span & ~have_extra[w]; m != 0; m &= m - 1) {
+        const unsigned c = 64 * w + static_cast<unsigned>(__builtin_ctzll(m));
+        if (extra == Extra::kBf16Rows) {
+          AddBf16Row(c);
+          continue;
+        }
         const double p = static_cast<double>(ue4m3[c]) * static_cast<double>(tensor_scale);
         // (A reciprocal below 2^-126, which no block of finite amax meets,
         // would not hold 24 bits: 0 instead.)
         recip[c] = c == 0 || c < recip_min_code || !(1.0 / p >= 0x1p-126) ? 0.0f : RecipUp(p);
-        AddBf16Row(c);
       }
-      have[w] |= span;
+      have_extra[w] |= span;
     }
   }
 
@@ -213,9 +228,14 @@ struct Nvfp4ThresholdTable {
     bool ok = MakeBf16ByteRow(thr16[c], &ebase, &row);
     unsigned slot = 0;
     if (ok) {
-      while (slot < bf16_slots && std::memcmp(row.base, bf16_base + 8 * slot, 8) |
-                                      std::memcmp(row.t1, bf16_t1 + 8 * slot, 8) |
-                                      std::memcmp(row.t2, bf16_t2 + 8 * slot, 8)) {
+      const auto u64 = [](const uint8_t* p) {
+        uint64_t v;
+        std::memcpy(&v, p, 8);
+        return v;
+      };
+      while (slot < bf16_slots && ((u64(row.base) ^ u64(bf16_base + 8 * slot)) |
+                                   (u64(row.t1) ^ u64(bf16_t1 + 8 * slot)) |
+                                   (u64(row.t2) ^ u64(bf16_t2 + 8 * slot))) != 0) {
         ++slot;
       }
       // Code 0: every finite a lies in row 0 of any slot.

@@ -934,7 +934,9 @@ class MxBlockQuantizer {
         span[1] = c > span[1] ? c : span[1];
       }
     }
-    a.thresholds->Fill(span[0], span[1]);
+    a.thresholds->Fill(span[0], span[1],
+                       kBf16 ? internal::Nvfp4ThresholdTable::Extra::kBf16Rows
+                             : internal::Nvfp4ThresholdTable::Extra::kRecip);
 #if HWY_TARGET == HWY_AVX3_DL
     if constexpr (kBf16) {
       // bf16 in u16 lanes (Nvfp4ExactOps::Bf16Codes64) where no element is

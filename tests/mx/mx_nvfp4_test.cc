@@ -647,7 +647,7 @@ TEST(MxNvfp4, Bf16ByteRowsEqualOracleForEveryBf16EveryScaleCode) {
                       3.7e-30f, 1e-40f,                  5e30f,  F32FromBits(0x3F7FFFFFu)};
   for (float t : ts) {
     internal::Nvfp4ThresholdTable tab(t, ue4m3);
-    tab.Fill(0, 0x7E);
+    tab.Fill(0, 0x7E, internal::Nvfp4ThresholdTable::Extra::kBf16Rows);
     const bool normal = t >= 1e-30f && t <= 1e30f;
     if (normal) {
       EXPECT_TRUE(tab.Bf16RowsCover(0, 0x7E)) << "t=" << t;

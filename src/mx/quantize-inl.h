@@ -1109,24 +1109,27 @@ class MxBlockQuantizer {
   // Pass 3 of NVFP4 kExact from f32 without Inf or NaN elements: 64
   // elements (four blocks) per step as y = x * R in f32 rounded toward zero
   // (explicit rz), R = Nvfp4ThresholdTable::recip[c] of the block's scale
-  // code c (the smallest f32 at or above 1 / (d t)), encoded by
-  // RangeEncodeF32 (rn, satfinite). So |x| R is at least the exact
-  // quotient |q|, and |y| is at least every f32 at or below |q| and at most
-  // |q| (1 + 2^-23), 2 ulps above it. Every e2m1 decision point m_i
-  // (0.25 .. 5) is an f32 with its low 21 bits zero: an m_i at or below |q|
-  // stays at or below |y|, and one above |q| but not above |y| lies at most
-  // 2 ulps below |y|. So where no |y| lies 0 to 7 ulps above such a value
-  // (its low 21 bits are 8 or more), q and y lie strictly on the same side
-  // of every m_i, and rn(y) = rn(q). Other steps take the thresholds
-  // (Nvfp4ExactOps::ThresholdCodes); among them every step with a y of
-  // +-0 (a zero x, R = 0 for d t = 0 or for codes without a reciprocal,
-  // an x that DAZ reads as 0, a flushed product). A product beyond f32 max
-  // becomes +-f32 max (rz), which the clamping encoder saturates like q. A
-  // subnormal y means |q| < 2^-126, which encodes as +-0 like y. The caller
-  // keeps chunks with codes below recip_min_code (RecipCovers), whose steps
-  // would all take the thresholds, on the threshold path. !kClamp: every
-  // |y| lies below 8 (RecipCovers returned 2), so the encoder rounds
-  // unclamped and saturates the code bytes (RangeEncodeF32's kClamp).
+  // code c (the smallest f32 at or above 1 / (d t)), encoded rn, satfinite.
+  // So |x| R is at least the exact quotient |q|, and |y| is at least every
+  // f32 at or below |q| and at most |q| (1 + 2^-23), 2 ulps above it. Every
+  // e2m1 decision point m_i (0.25 .. 5) is an f32 with its low 21 bits
+  // zero: an m_i at or below |q| stays at or below |y|, and one above |q|
+  // but not above |y| lies at most 2 ulps below |y|. So where no |y| lies 0
+  // to 7 ulps above such a value (its low 21 bits are 8 or more), q and y
+  // lie strictly on the same side of every m_i, and rn(y) = rn(q). Other
+  // steps take the thresholds (Nvfp4ExactOps::ThresholdCodes); among them
+  // every step with a y of +-0 (a zero x, R = 0 for d t = 0 or for codes
+  // without a reciprocal, an x that DAZ reads as 0, a flushed product). A
+  // product beyond f32 max becomes +-f32 max (rz), which the clamping
+  // encoder saturates like q. A subnormal y means |q| < 2^-126, which
+  // encodes as +-0 like y. The caller keeps chunks with codes below
+  // recip_min_code (RecipCovers), whose steps would all take the
+  // thresholds, on the threshold path. !kClamp: every |y| lies below 8
+  // (RecipCovers returned 2), so MX e2m1's table codec at scale exponent 0
+  // (MxE2m1FromBf16, the bf16 high halves of y) encodes them, with z empty:
+  // its buckets are 2^21 ulps of y wide, and a y at a bucket's lower end
+  // (low 21 bits zero) is among those the window sends to the thresholds.
+  // kClamp: RangeEncodeF32 with its clamp.
   template <bool kPadded, bool kClamp>
   static HWY_NOINLINE void EncodeChunkF32Recip(const uint8_t* HWY_RESTRICT src, size_t nb,
                                                const internal::Nvfp4ThresholdTable& tab,
@@ -1139,6 +1142,8 @@ class MxBlockQuantizer {
     typename Range::Consts k = Range::Unscaled();
     // Kept in registers: GCC would rebuild them in every step.
     asm volatile("" : "+v"(window), "+v"(k.max), "+v"(k.offset), "+v"(k.sub));
+    const MxE2m1FromBf16::Consts tk = MxE2m1FromBf16::Make<kPadded>();
+    const __m512i tk2 = MxE2m1FromBf16::K2(_mm512_setzero_si512());
     const auto step = [&](const uint8_t* HWY_RESTRICT p, const uint8_t* HWY_RESTRICT c) {
       const auto* x = reinterpret_cast<const float*>(p);
       __m512i y[4];
@@ -1149,9 +1154,19 @@ class MxBlockQuantizer {
         near |= _mm512_testn_epi32_mask(y[k], window);
       }
       if (HWY_LIKELY(near == 0)) {
-        return kPadded
-                   ? Range::template EncodeB4x16<true, kClamp>(y[0], y[1], y[2], y[3], k, k, k, k)
-                   : Range::template Encode64<true, kClamp>(y[0], y[1], y[2], y[3], k, k, k, k);
+        if constexpr (!kClamp) {
+          // Every |y| < 8 and no y at a bucket's lower end (its bits below
+          // the bucket, 0..20, would be zero): MX e2m1's table codec at
+          // scale exponent 0 on the high halves, z empty.
+          const __m512i ha = _mm512_permutex2var_epi16(y[0], tk.f32.high_idx, y[1]);
+          const __m512i hb = _mm512_permutex2var_epi16(y[2], tk.f32.high_idx, y[3]);
+          return MxE2m1FromBf16::Pack<kPadded>(MxE2m1FromBf16::Codes32(ha, 0, tk2, tk),
+                                               MxE2m1FromBf16::Codes32(hb, 0, tk2, tk), tk);
+        } else {
+          return kPadded
+                     ? Range::template EncodeB4x16<true, kClamp>(y[0], y[1], y[2], y[3], k, k, k, k)
+                     : Range::template Encode64<true, kClamp>(y[0], y[1], y[2], y[3], k, k, k, k);
+        }
       }
       const DU du;
       const hn::Repartition<uint8_t, DU> d8;

@@ -199,17 +199,27 @@ struct Nvfp4ThresholdTable {
       if (hi < 64 * w || first > 63) continue;
       const unsigned last = hi - 64 * w < 63 ? hi - 64 * w : 63;
       const uint64_t span = (~uint64_t{0} >> (63 - last)) & (~uint64_t{0} << first);
+      // (Codes in increasing order, each marked when done: c - 8 may be
+      // one of them.)
       for (uint64_t m = span & ~have[w]; m != 0; m &= m - 1) {
         const unsigned c = 64 * w + static_cast<unsigned>(__builtin_ctzll(m));
-        Nvfp4ElementThresholds(ue4m3[c], tensor_scale, thr[c]);
+        if (!DoubledThresholds(c)) Nvfp4ElementThresholds(ue4m3[c], tensor_scale, thr[c]);
         for (int i = 0; i < 7; ++i) thr16[c][i] = static_cast<uint16_t>(thr[c][i] >> 16);
         thr16[c][7] = 0;
+        have[w] |= m & (~m + 1);
       }
-      have[w] |= span;
       for (uint64_t m = span & ~have_extra[w]; m != 0; m &= m - 1) {
         const unsigned c = 64 * w + static_cast<unsigned>(__builtin_ctzll(m));
+        have_extra[w] |= m & (~m + 1);
         if (extra == Extra::kBf16Rows) {
           AddBf16Row(c);
+          continue;
+        }
+        // Half the reciprocal of c - 8 (d doubles, as in DoubledThresholds)
+        // when that is at least 2^-124: the half is an f32, the smallest
+        // whose product with 2 d t reaches 1, and 1 / (2 d t) > 2^-126.
+        if (c >= 16 && c < 0x7F && Has(have_recip, c - 8) && recip[c - 8] >= 0x1p-124f) {
+          recip[c] = recip[c - 8] * 0.5f;
           continue;
         }
         const double p = static_cast<double>(ue4m3[c]) * static_cast<double>(tensor_scale);
@@ -217,12 +227,40 @@ struct Nvfp4ThresholdTable {
         // would not hold 24 bits: 0 instead.)
         recip[c] = c == 0 || c < recip_min_code || !(1.0 / p >= 0x1p-126) ? 0.0f : RecipUp(p);
       }
-      have_extra[w] |= span;
     }
   }
 
  private:
+  static bool Has(const uint64_t* set, unsigned c) { return (set[c / 64] >> (c % 64) & 1) != 0; }
+
+  // thr of code c from that of c - 8 when both are ue4m3 normals (c - 8 >=
+  // 8, c < 0x7F: d doubles, so does every m_i d t) and every T_i of c - 8
+  // is a normal f32 below 2^127: doubling maps the f32 at or below m_i d t
+  // (and the exactness of m_i d t) onto those of 2 m_i d t, so each T_i's
+  // bits gain 1 << 23 (P > 0: thr[7] = 0). False (nothing written) else.
+  bool DoubledThresholds(unsigned c) {
+    if (c < 16 || c >= 0x7F || !Has(have, c - 8)) return false;
+    const uint32_t* from = thr[c - 8];
+    for (int i = 0; i < 7; ++i) {
+      if (from[i] < 0x00800000u || from[i] >= 0x7F000000u) return false;
+    }
+    for (int i = 0; i < 7; ++i) thr[c][i] = from[i] + (uint32_t{1} << 23);
+    thr[c][7] = 0;
+    return true;
+  }
+
   void AddBf16Row(unsigned c) {
+    // thr16 of c - 8 shifted by one binade (+128 each): MakeBf16ByteRow
+    // gives the same row and ebase + 1.
+    if (c >= 8 && Has(have_bf16, c - 8) && !Has(bf16_bad, c - 8)) {
+      bool shifted = true;
+      for (int i = 0; i < 7; ++i) shifted &= thr16[c][i] == thr16[c - 8][i] + 128;
+      if (shifted) {
+        bf16_ebase[c] = static_cast<uint8_t>(bf16_ebase[c - 8] + 1);
+        bf16_slot8[c] = bf16_slot8[c - 8];
+        return;
+      }
+    }
     Bf16ByteRow row;
     uint8_t ebase;
     bool ok = MakeBf16ByteRow(thr16[c], &ebase, &row);

@@ -335,7 +335,9 @@ class Nvfp4ExactOps {
     }();
     static constexpr Table kPack = [] {
       Table t{};
-      for (int j = 0; j < 64; ++j) t.v[j] = static_cast<uint8_t>(j % 16 < 8 ? j - j % 16 + 2 * (j % 16) : 0);
+      for (int j = 0; j < 64; ++j) {
+        t.v[j] = static_cast<uint8_t>(j % 16 < 8 ? j - j % 16 + 2 * (j % 16) : 0);
+      }
       return t;
     }();
     Bf16TableConsts k;

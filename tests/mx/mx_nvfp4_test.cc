@@ -699,8 +699,9 @@ TEST(MxNvfp4, Bf16ByteRowsEqualOracleForEveryBf16EveryScaleCode) {
   // are normal f32 give every code a row (eight significand rows).
   float ue4m3[128];
   for (int c = 0; c < 128; ++c) ue4m3[c] = static_cast<float>(Ue4m3(c));
-  const float ts[] = {1.0f,   F32FromBits(0x3DBF3CF4u), 0.001f, 0.0625f, 1.3f * std::ldexp(1.0f, -20),
-                      3.7e-30f, 1e-40f,                  5e30f,  F32FromBits(0x3F7FFFFFu)};
+  const float ts[] = {1.0f,     F32FromBits(0x3DBF3CF4u), 0.001f, 0.0625f,
+                      1.3f * std::ldexp(1.0f, -20), 3.7e-30f, 1e-40f, 5e30f,
+                      F32FromBits(0x3F7FFFFFu)};
   for (float t : ts) {
     internal::Nvfp4ThresholdTable tab(t, ue4m3);
     tab.Fill(0, 0x7E, internal::Nvfp4ThresholdTable::Extra::kBf16Rows);

@@ -203,7 +203,7 @@ class Nvfp4ExactOps {
   // with vpermw: T_3 (broadcast), then T_1 or T_5 (from the row moved down
   // one lane, at the count 0 or 4), then T_0, T_2, T_4 or T_6; the count is
   // the final index. For chunks without Inf or NaN elements (no kZeroInf
-  // fix, no NaN blocks).
+  // fix, no NaN blocks) that Bf16TableCodes64 does not cover.
   struct Bf16Consts {
     __m256i abs, four, plus1, plus2, eight, weights;
     __m512i idx;  // Bf16Codes64's final byte permutation

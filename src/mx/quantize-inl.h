@@ -14,7 +14,8 @@
 // halves plus a flag of its low bits; src/mx/encode_e2m1_bf16-inl.h,
 // src/mx/encode_fp6_bf16-inl.h).
 // NVFP4 kExact compares the elements with per-scale-code thresholds
-// instead (src/mx/nvfp4_exact-inl.h; bf16 on AVX3_DL in u16 lanes).
+// instead (src/mx/nvfp4_exact-inl.h; bf16 on AVX3_DL by byte tables, or
+// in u16 lanes).
 // Per-target toggle guard (re-included once per Highway target).
 #if defined(MXPACK_SRC_MX_QUANTIZE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MXPACK_SRC_MX_QUANTIZE_INL_H_

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "hwy/highway.h"
 #include "mxpack/format.h"
@@ -202,7 +203,7 @@ class Nvfp4ExactOps {
   // with vpermw: T_3 (broadcast), then T_1 or T_5 (from the row moved down
   // one lane, at the count 0 or 4), then T_0, T_2, T_4 or T_6; the count is
   // the final index. For chunks without Inf or NaN elements (no kZeroInf
-  // fix, no NaN blocks).
+  // fix, no NaN blocks) that Bf16TableCodes64 does not cover.
   struct Bf16Consts {
     __m256i abs, four, plus1, plus2, eight, weights;
     __m512i idx;  // Bf16Codes64's final byte permutation
@@ -288,6 +289,103 @@ class Nvfp4ExactOps {
     } else {
       return _mm512_permutexvar_epi8(
           k.idx, _mm512_inserti64x4(_mm512_castsi256_si512(a01), a23, 1));
+    }
+  }
+#endif
+
+#if HWY_TARGET == HWY_AVX3_DL
+  // NVFP4 kExact from bf16 (AVX3_DL) by byte tables: the codes of 64
+  // elements (four blocks) in one code byte each, without widening. Each
+  // bf16 h = s E M becomes the bytes E and M << 1 | s (a rotate left by one
+  // of the u16, then two vpermt2b that gather the 64 high and the 64 low
+  // bytes in element order, so that 128-bit lane g holds block g). With the
+  // block's scale code c (internal::MakeBf16ByteRow, Nvfp4ThresholdTable's
+  // bf16_* arrays): idx = min(E -sat ebase(c), 7) | 8 slot(c), then
+  // code = base[idx] + [M' > t1[idx]] + [M' > t2[idx]] (64-byte vpermb
+  // tables, unsigned byte compares), the sign (bit 0 of M') into bit 3.
+  // For chunks without Inf or NaN elements whose codes all have rows
+  // (Nvfp4ThresholdTable::Bf16RowsCover).
+  struct Bf16TableConsts {
+    __m512i base, t1, t2, e_idx, m_idx, lane_sel, one, seven, eight, weights, pack;
+  };
+  template <bool kPadded>
+  static HWY_INLINE Bf16TableConsts MakeBf16TableConsts(const uint8_t* HWY_RESTRICT base,
+                                                        const uint8_t* HWY_RESTRICT t1,
+                                                        const uint8_t* HWY_RESTRICT t2) {
+    struct Table {
+      alignas(64) uint8_t v[64];
+    };
+    // e_idx / m_idx: byte 2j + 1 / 2j of the vector pair (element j's high
+    // / low byte); lane_sel: byte g of a broadcast u32 into lane g; pack:
+    // the nibble pairs (u16 lanes) of group g into bytes 16g .. 16g + 7.
+    static constexpr Table kE = [] {
+      Table t{};
+      for (int j = 0; j < 64; ++j) t.v[j] = static_cast<uint8_t>(2 * j + 1);
+      return t;
+    }();
+    static constexpr Table kM = [] {
+      Table t{};
+      for (int j = 0; j < 64; ++j) t.v[j] = static_cast<uint8_t>(2 * j);
+      return t;
+    }();
+    static constexpr Table kSel = [] {
+      Table t{};
+      for (int j = 0; j < 64; ++j) t.v[j] = static_cast<uint8_t>(j / 16);
+      return t;
+    }();
+    static constexpr Table kPack = [] {
+      Table t{};
+      for (int j = 0; j < 64; ++j) {
+        t.v[j] = static_cast<uint8_t>(j % 16 < 8 ? j - j % 16 + 2 * (j % 16) : 0);
+      }
+      return t;
+    }();
+    Bf16TableConsts k;
+    k.base = _mm512_load_si512(base);
+    k.t1 = _mm512_load_si512(t1);
+    k.t2 = _mm512_load_si512(t2);
+    k.e_idx = _mm512_load_si512(kE.v);
+    k.m_idx = _mm512_load_si512(kM.v);
+    k.lane_sel = _mm512_load_si512(kSel.v);
+    k.one = _mm512_set1_epi8(1);
+    k.seven = _mm512_set1_epi8(7);
+    k.eight = _mm512_set1_epi8(8);
+    k.weights = _mm512_set1_epi16(0x1001);  // bytes (1, 16): even + 16 * odd
+    k.pack = _mm512_load_si512(kPack.v);
+    return k;
+  }
+  // The 64 codes of the four blocks at p (bf16 bits) as 64 code bytes or
+  // (kPadded) four b4x16_p64 groups; ebase, slot8: the blocks' bytes
+  // (bf16_ebase and bf16_slot8 of their scale codes).
+  template <bool kPadded>
+  static HWY_INLINE __m512i Bf16TableCodes64(const uint16_t* HWY_RESTRICT p,
+                                             const uint8_t* HWY_RESTRICT ebase,
+                                             const uint8_t* HWY_RESTRICT slot8,
+                                             const Bf16TableConsts& k) {
+    const __m512i x0 = _mm512_loadu_si512(p);
+    const __m512i x1 = _mm512_loadu_si512(p + 32);
+    // u16 E << 8 | M << 1 | s.
+    const __m512i r0 = _mm512_shldi_epi16(x0, x0, 1);
+    const __m512i r1 = _mm512_shldi_epi16(x1, x1, 1);
+    const __m512i e = _mm512_permutex2var_epi8(r0, k.e_idx, r1);
+    const __m512i m = _mm512_permutex2var_epi8(r0, k.m_idx, r1);
+    uint32_t eb4, sl4;
+    std::memcpy(&eb4, ebase, 4);
+    std::memcpy(&sl4, slot8, 4);
+    const __m512i eb = _mm512_shuffle_epi8(_mm512_set1_epi32(static_cast<int>(eb4)), k.lane_sel);
+    const __m512i sl = _mm512_shuffle_epi8(_mm512_set1_epi32(static_cast<int>(sl4)), k.lane_sel);
+    const __m512i idx = _mm512_or_si512(_mm512_min_epu8(_mm512_subs_epu8(e, eb), k.seven), sl);
+    __m512i c = _mm512_permutexvar_epi8(idx, k.base);
+    c = _mm512_mask_add_epi8(
+        c, _mm512_cmpgt_epu8_mask(m, _mm512_permutexvar_epi8(idx, k.t1)), c, k.one);
+    c = _mm512_mask_add_epi8(
+        c, _mm512_cmpgt_epu8_mask(m, _mm512_permutexvar_epi8(idx, k.t2)), c, k.one);
+    c = _mm512_mask_add_epi8(c, _mm512_test_epi8_mask(m, k.one), c, k.eight);
+    if constexpr (kPadded) {
+      return _mm512_maskz_permutexvar_epi8(0x00FF00FF00FF00FFull, k.pack,
+                                           _mm512_maddubs_epi16(c, k.weights));
+    } else {
+      return c;
     }
   }
 #endif

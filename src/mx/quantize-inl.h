@@ -15,7 +15,8 @@
 // its low bits; src/mx/encode_e2m1_bf16-inl.h,
 // src/mx/encode_fp6_bf16-inl.h).
 // NVFP4 kExact compares the elements with per-scale-code thresholds
-// instead (src/mx/nvfp4_exact-inl.h; bf16 on AVX3_DL in u16 lanes).
+// instead (src/mx/nvfp4_exact-inl.h; bf16 on AVX3_DL by byte tables, or
+// in u16 lanes).
 // Per-target toggle guard (re-included once per Highway target).
 #if defined(MXPACK_SRC_MX_QUANTIZE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MXPACK_SRC_MX_QUANTIZE_INL_H_
@@ -1303,12 +1304,20 @@ class MxBlockQuantizer {
         span[1] = c > span[1] ? c : span[1];
       }
     }
-    a.thresholds->Fill(span[0], span[1]);
+    a.thresholds->Fill(span[0], span[1],
+                       kBf16 ? internal::Nvfp4ThresholdTable::Extra::kBf16Rows
+                             : internal::Nvfp4ThresholdTable::Extra::kRecip);
 #if HWY_TARGET == HWY_AVX3_DL
     if constexpr (kBf16) {
       // bf16 in u16 lanes (Nvfp4ExactOps::Bf16Codes64) where no element is
       // Inf or NaN (bf16 chunks hold no row padding: the driver stages
       // ragged rows as f32).
+      if (!inf && nvalid == nb * kBlock && a.thresholds->Bf16RowsCover(span[0], span[1])) {
+        return padded ? EncodeChunkBf16Table<true>(src, nb, *a.thresholds, scale_codes, out,
+                                                   a.prefetch_l2)
+                      : EncodeChunkBf16Table<false>(src, nb, *a.thresholds, scale_codes, out,
+                                                    a.prefetch_l2);
+      }
       if (!inf && nvalid == nb * kBlock) {
         return padded ? EncodeChunkBf16<true>(src, nb, a.thresholds->thr16, scale_codes, out,
                                               a.prefetch_l2)
@@ -1386,6 +1395,57 @@ class MxBlockQuantizer {
 #endif
 
 #if HWY_TARGET == HWY_AVX3_DL
+  // Pass 3 of NVFP4 kExact from bf16 without Inf or NaN elements whose
+  // scale codes all have byte rows: 64 elements (four blocks) per step by
+  // Nvfp4ExactOps::Bf16TableCodes64, then the last 1..3 blocks through
+  // zero-padded buffers (+0 gives code 0 in any row).
+  template <bool kPadded>
+  static HWY_NOINLINE void EncodeChunkBf16Table(const uint8_t* HWY_RESTRICT src, size_t nb,
+                                                const internal::Nvfp4ThresholdTable& tab,
+                                                const uint8_t* HWY_RESTRICT codes,
+                                                uint8_t* HWY_RESTRICT out, bool prefetch_l2) {
+    static_assert(kMaxBlocks % 64 == 0, "whole vectors of block bytes");
+    const auto* s16 = reinterpret_cast<const uint16_t*>(src);
+    const size_t n = nb * kBlock;
+    // The blocks' ebase and slot8 bytes (codes <= 0x7E: 7-bit vpermt2b
+    // indices; lanes past nb read code 0).
+    HWY_ALIGN uint8_t ebase[kMaxBlocks];
+    HWY_ALIGN uint8_t slot8[kMaxBlocks];
+    {
+      const __m512i eb_lo = _mm512_load_si512(tab.bf16_ebase);
+      const __m512i eb_hi = _mm512_load_si512(tab.bf16_ebase + 64);
+      const __m512i sl_lo = _mm512_load_si512(tab.bf16_slot8);
+      const __m512i sl_hi = _mm512_load_si512(tab.bf16_slot8 + 64);
+      for (size_t b = 0; b < nb; b += 64) {
+        const __mmask64 lanes = nb - b >= 64 ? ~__mmask64{0} : (__mmask64{1} << (nb - b)) - 1;
+        const __m512i c = _mm512_maskz_loadu_epi8(lanes, codes + b);
+        _mm512_store_si512(ebase + b, _mm512_permutex2var_epi8(eb_lo, c, eb_hi));
+        _mm512_store_si512(slot8 + b, _mm512_permutex2var_epi8(sl_lo, c, sl_hi));
+      }
+    }
+    const typename Exact::Bf16TableConsts k =
+        Exact::template MakeBf16TableConsts<kPadded>(tab.bf16_base, tab.bf16_t1, tab.bf16_t2);
+    const auto whole_steps = [&](auto l2) {
+      size_t i = 0;
+      for (; i + 64 <= n; i += 64) {
+        PrefetchNextChunk(src + 2 * i, 2 * n, 128, l2);
+        const size_t b = i / kBlock;
+        _mm512_storeu_si512(
+            out + i, Exact::template Bf16TableCodes64<kPadded>(s16 + i, ebase + b, slot8 + b, k));
+      }
+      return i;
+    };
+    const size_t i = prefetch_l2 ? whole_steps(std::true_type()) : whole_steps(std::false_type());
+    if (i == n) return;
+    const size_t rest = n - i;
+    HWY_ALIGN uint16_t in_buf[64] = {};
+    HWY_ALIGN uint8_t out_buf[64];
+    std::memcpy(in_buf, s16 + i, 2 * rest);
+    _mm512_store_si512(out_buf, Exact::template Bf16TableCodes64<kPadded>(
+                                    in_buf, ebase + i / kBlock, slot8 + i / kBlock, k));
+    std::memcpy(out + i, out_buf, rest);
+  }
+
   // 0 unless every scale code of the nb blocks is 0 or at least min_code
   // (Nvfp4ThresholdTable::recip_min_code: a reciprocal exists); then 2 if
   // every code is also 0 or a ue4m3 normal below the maximum (8..0x7D), or
@@ -1419,24 +1479,27 @@ class MxBlockQuantizer {
   // Pass 3 of NVFP4 kExact from f32 without Inf or NaN elements: 64
   // elements (four blocks) per step as y = x * R in f32 rounded toward zero
   // (explicit rz), R = Nvfp4ThresholdTable::recip[c] of the block's scale
-  // code c (the smallest f32 at or above 1 / (d t)), encoded by
-  // RangeEncodeF32 (rn, satfinite). So |x| R is at least the exact
-  // quotient |q|, and |y| is at least every f32 at or below |q| and at most
-  // |q| (1 + 2^-23), 2 ulps above it. Every e2m1 decision point m_i
-  // (0.25 .. 5) is an f32 with its low 21 bits zero: an m_i at or below |q|
-  // stays at or below |y|, and one above |q| but not above |y| lies at most
-  // 2 ulps below |y|. So where no |y| lies 0 to 7 ulps above such a value
-  // (its low 21 bits are 8 or more), q and y lie strictly on the same side
-  // of every m_i, and rn(y) = rn(q). Other steps take the thresholds
-  // (Nvfp4ExactOps::ThresholdCodes); among them every step with a y of
-  // +-0 (a zero x, R = 0 for d t = 0 or for codes without a reciprocal,
-  // an x that DAZ reads as 0, a flushed product). A product beyond f32 max
-  // becomes +-f32 max (rz), which the clamping encoder saturates like q. A
-  // subnormal y means |q| < 2^-126, which encodes as +-0 like y. The caller
-  // keeps chunks with codes below recip_min_code (RecipCovers), whose steps
-  // would all take the thresholds, on the threshold path. !kClamp: every
-  // |y| lies below 8 (RecipCovers returned 2), so the encoder rounds
-  // unclamped and saturates the code bytes (RangeEncodeF32's kClamp).
+  // code c (the smallest f32 at or above 1 / (d t)), encoded rn, satfinite.
+  // So |x| R is at least the exact quotient |q|, and |y| is at least every
+  // f32 at or below |q| and at most |q| (1 + 2^-23), 2 ulps above it. Every
+  // e2m1 decision point m_i (0.25 .. 5) is an f32 with its low 21 bits
+  // zero: an m_i at or below |q| stays at or below |y|, and one above |q|
+  // but not above |y| lies at most 2 ulps below |y|. So where no |y| lies 0
+  // to 7 ulps above such a value (its low 21 bits are 8 or more), q and y
+  // lie strictly on the same side of every m_i, and rn(y) = rn(q). Other
+  // steps take the thresholds (Nvfp4ExactOps::ThresholdCodes); among them
+  // every step with a y of +-0 (a zero x, R = 0 for d t = 0 or for codes
+  // without a reciprocal, an x that DAZ reads as 0, a flushed product). A
+  // product beyond f32 max becomes +-f32 max (rz), which the clamping
+  // encoder saturates like q. A subnormal y means |q| < 2^-126, which
+  // encodes as +-0 like y. The caller keeps chunks with codes below
+  // recip_min_code (RecipCovers), whose steps would all take the
+  // thresholds, on the threshold path. !kClamp: every |y| lies below 8
+  // (RecipCovers returned 2), so MX e2m1's table codec at scale exponent 0
+  // (MxE2m1FromBf16, the bf16 high halves of y) encodes them, with z empty:
+  // its buckets are 2^21 ulps of y wide, and a y at a bucket's lower end
+  // (low 21 bits zero) is among those the window sends to the thresholds.
+  // kClamp: RangeEncodeF32 with its clamp.
   template <bool kPadded, bool kClamp>
   static HWY_NOINLINE void EncodeChunkF32Recip(const uint8_t* HWY_RESTRICT src, size_t nb,
                                                const internal::Nvfp4ThresholdTable& tab,
@@ -1449,6 +1512,8 @@ class MxBlockQuantizer {
     typename Range::Consts k = Range::Unscaled();
     // Kept in registers: GCC would rebuild them in every step.
     asm volatile("" : "+v"(window), "+v"(k.max), "+v"(k.offset), "+v"(k.sub));
+    const MxE2m1FromBf16::Consts tk = MxE2m1FromBf16::Make<kPadded>();
+    const __m512i tk2 = MxE2m1FromBf16::K2(_mm512_setzero_si512());
     const auto step = [&](const uint8_t* HWY_RESTRICT p, const uint8_t* HWY_RESTRICT c) {
       const auto* x = reinterpret_cast<const float*>(p);
       __m512i y[4];
@@ -1459,9 +1524,19 @@ class MxBlockQuantizer {
         near |= _mm512_testn_epi32_mask(y[k], window);
       }
       if (HWY_LIKELY(near == 0)) {
-        return kPadded
-                   ? Range::template EncodeB4x16<true, kClamp>(y[0], y[1], y[2], y[3], k, k, k, k)
-                   : Range::template Encode64<true, kClamp>(y[0], y[1], y[2], y[3], k, k, k, k);
+        if constexpr (!kClamp) {
+          // Every |y| < 8 and no y at a bucket's lower end (its bits below
+          // the bucket, 0..20, would be zero): MX e2m1's table codec at
+          // scale exponent 0 on the high halves, z empty.
+          const __m512i ha = _mm512_permutex2var_epi16(y[0], tk.f32.high_idx, y[1]);
+          const __m512i hb = _mm512_permutex2var_epi16(y[2], tk.f32.high_idx, y[3]);
+          return MxE2m1FromBf16::Pack<kPadded>(MxE2m1FromBf16::Codes32(ha, 0, tk2, tk),
+                                               MxE2m1FromBf16::Codes32(hb, 0, tk2, tk), tk);
+        } else {
+          return kPadded
+                     ? Range::template EncodeB4x16<true, kClamp>(y[0], y[1], y[2], y[3], k, k, k, k)
+                     : Range::template Encode64<true, kClamp>(y[0], y[1], y[2], y[3], k, k, k, k);
+        }
       }
       const DU du;
       const hn::Repartition<uint8_t, DU> d8;

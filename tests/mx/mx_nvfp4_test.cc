@@ -18,6 +18,7 @@
 #include "mxpack/scalar.h"
 #include "src/mx/mx_internal.h"
 #include "src/mx/nvfp4_tensor_amax.h"
+#include "src/mx/nvfp4_thresholds.h"
 #include "tests/common/oracle.h"
 #include "tests/mx/mx_test_util.h"
 
@@ -634,6 +635,98 @@ void ExpectBf16EveryTargetEqualsScalar(const std::vector<uint16_t>& x, size_t co
   }
 }
 
+TEST(MxNvfp4, ThresholdTableEqualsDirectRowsEveryCode) {
+  // Nvfp4ThresholdTable::Fill derives codes from code - 8 (thresholds and
+  // reciprocals doubled or halved, bf16 rows shifted by a binade) where
+  // that is exact: every code's thr, thr16, recip and bf16 row equal their
+  // direct computation, filled in one span or code by code, for tensor
+  // scales whose thresholds reach the subnormal and the overflow ends.
+  float ue4m3[128];
+  for (int c = 0; c < 128; ++c) ue4m3[c] = static_cast<float>(Ue4m3(c));
+  std::vector<float> ts = {1.0f, F32FromBits(0x3DBF3CF4u), 0.001f, 1e-40f, 3.7e-30f, 1e-36f,
+                           5e30f, 1e34f, 7e35f, F32FromBits(0x7F7FFFFFu), 0.0f};
+  for (int e = -149; e <= 127; e += 3) ts.push_back(std::ldexp(1.37f, e));
+  using Table = internal::Nvfp4ThresholdTable;
+  for (float t : ts) {
+    for (int order = 0; order < 2; ++order) {
+      for (Table::Extra extra : {Table::Extra::kRecip, Table::Extra::kBf16Rows}) {
+        Table tab(t, ue4m3);
+        if (order == 0) {
+          tab.Fill(0, 0x7F, extra);
+        } else {
+          for (unsigned c = 0; c <= 0x7F; ++c) tab.Fill(c, c, extra);
+        }
+        for (int c = 0; c <= 0x7F; ++c) {
+          const std::string what = absl::StrFormat("t=%a code 0x%02x order %d extra %d",
+                                                   static_cast<double>(t), c, order,
+                                                   static_cast<int>(extra));
+          uint32_t want[8];
+          internal::Nvfp4ElementThresholds(ue4m3[c], t, want);
+          for (int i = 0; i < 8; ++i) ASSERT_EQ(tab.thr[c][i], want[i]) << what << " i " << i;
+          for (int i = 0; i < 7; ++i) ASSERT_EQ(tab.thr16[c][i], want[i] >> 16) << what;
+          if (extra == Table::Extra::kRecip) {
+            const double p = static_cast<double>(ue4m3[c]) * static_cast<double>(t);
+            const float r = c == 0 || static_cast<unsigned>(c) < tab.recip_min_code ||
+                                    !(1.0 / p >= 0x1p-126)
+                                ? 0.0f
+                                : internal::RecipUp(p);
+            ASSERT_EQ(F32Bits(tab.recip[c]), F32Bits(r)) << what;
+            continue;
+          }
+          internal::Bf16ByteRow row;
+          uint8_t ebase;
+          const bool ok = internal::MakeBf16ByteRow(tab.thr16[c], &ebase, &row);
+          if (!tab.Bf16RowsCover(c, c) || c == 0) continue;
+          ASSERT_TRUE(ok) << what;
+          const int s = tab.bf16_slot8[c];
+          ASSERT_EQ(tab.bf16_ebase[c], ebase) << what;
+          for (int j = 0; j < 8; ++j) {
+            ASSERT_EQ(tab.bf16_base[s + j], row.base[j]) << what << " j " << j;
+            ASSERT_EQ(tab.bf16_t1[s + j], row.t1[j]) << what << " j " << j;
+            ASSERT_EQ(tab.bf16_t2[s + j], row.t2[j]) << what << " j " << j;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(MxNvfp4, Bf16ByteRowsEqualOracleForEveryBf16EveryScaleCode) {
+  // The byte-table form of the bf16 thresholds (internal::MakeBf16ByteRow,
+  // as Nvfp4ExactOps::Bf16TableCodes64 reads it) against the independent
+  // oracle: every finite bf16 of either sign, every scale code 0..0x7E,
+  // tensor scales from subnormal to large. Tensor scales whose thresholds
+  // are normal f32 give every code a row (eight significand rows).
+  float ue4m3[128];
+  for (int c = 0; c < 128; ++c) ue4m3[c] = static_cast<float>(Ue4m3(c));
+  const float ts[] = {1.0f,     F32FromBits(0x3DBF3CF4u), 0.001f, 0.0625f,
+                      1.3f * std::ldexp(1.0f, -20), 3.7e-30f, 1e-40f, 5e30f,
+                      F32FromBits(0x3F7FFFFFu)};
+  for (float t : ts) {
+    internal::Nvfp4ThresholdTable tab(t, ue4m3);
+    tab.Fill(0, 0x7E, internal::Nvfp4ThresholdTable::Extra::kBf16Rows);
+    const bool normal = t >= 1e-30f && t <= 1e30f;
+    if (normal) {
+      EXPECT_TRUE(tab.Bf16RowsCover(0, 0x7E)) << "t=" << t;
+    }
+    for (int c = 0; c <= 0x7E; ++c) {
+      if (!tab.Bf16RowsCover(c, c)) continue;
+      for (uint32_t h = 0; h < 0x10000; ++h) {
+        if ((h & 0x7F80) == 0x7F80) continue;  // Inf, NaN
+        const int e = (h >> 7) & 0xFF;
+        const int m1 = (h & 0x7F) << 1 | h >> 15;  // M << 1 | s
+        const int j = std::min(std::max(e - tab.bf16_ebase[c], 0), 7);
+        const int idx = j | tab.bf16_slot8[c];
+        const int got = tab.bf16_base[idx] + (m1 > tab.bf16_t1[idx]) + (m1 > tab.bf16_t2[idx]) +
+                        8 * static_cast<int>(h >> 15);
+        const uint8_t want = ExactElementOracle(F32FromBits(h << 16), static_cast<uint8_t>(c), t);
+        ASSERT_EQ(got, want) << absl::StrFormat("t=%a code 0x%02x bf16 0x%04x idx %d",
+                                                static_cast<double>(t), c, h, idx);
+      }
+    }
+  }
+}
+
 TEST(MxNvfp4, Bf16EveryScaleCodeAtEveryBlockOfAStepEveryTarget) {
   // The bf16 kernel encodes four blocks (64 elements) per step, each block
   // with its own threshold row: the decision-point blocks of every scale
@@ -652,6 +745,23 @@ TEST(MxNvfp4, Bf16EveryScaleCodeAtEveryBlockOfAStepEveryTarget) {
       ExpectBf16EveryTargetEqualsScalar(
           x, 16, t, absl::StrFormat("t=%a shift %d", static_cast<double>(t), shift));
     }
+  }
+}
+
+TEST(MxNvfp4, Bf16EveryFiniteValueUnderTheSaturatedScaleEveryTarget) {
+  // Blocks whose amax is bf16 max (scale code 0x7E, saturated): every
+  // finite bf16 magnitude, alternating signs, 15 per block, so that
+  // elements lie in every binade up to 2^128 above the thresholds (the
+  // byte tables' clamped last row, Nvfp4ExactOps::Bf16TableCodes64).
+  for (float t : {1.0f, 0.001f, F32FromBits(0x3DBF3CF4u)}) {
+    std::vector<uint16_t> x;
+    for (uint32_t h = 0; h < 0x7F80;) {
+      x.push_back(0x7F7F);
+      for (int j = 0; j < 15; ++j, ++h) {
+        x.push_back(h < 0x7F80 ? static_cast<uint16_t>(h | (j % 2) << 15) : uint16_t{0});
+      }
+    }
+    ExpectBf16EveryTargetEqualsScalar(x, 16, t, absl::StrFormat("t=%a", static_cast<double>(t)));
   }
 }
 

@@ -50,6 +50,7 @@ void MxQuantizeBlocks(const internal::MxBlockArgs& a, MxFormat format,
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include <memory>
 #include <vector>
 
 #include "mxpack/convert.h"
@@ -106,13 +107,21 @@ void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
   constexpr size_t kChunkBlocks = 128;
   const size_t chunk_elems = kChunkBlocks * block;
   // Staging buffers, sized on first use (f16 sources, row padding, dense
-  // layouts): the common call needs neither allocation nor clearing.
+  // layouts).
   std::vector<float> xbuf;
   std::vector<uint8_t> codes;
-  std::array<uint8_t, kChunkBlocks> scale_codes;
-  // ScaleOffset(r, k) = RowBase(r) + BlockPart(k), cheap to walk. (The
-  // lambdas capture by value: the scatter's byte stores would otherwise make
-  // the compiler reload every captured reference after each store.)
+  // The kernel writes the scale codes of a group of up to 128 rows (one row
+  // of tcgen05 tiles) row-major into `staged`; Flush moves a finished group
+  // into the scale layout, for tcgen05 one 512-byte tile at a time in
+  // address order, so that each line of the output is written whole while
+  // it is in L1 instead of once per chunk (a tile line holds 16 rows that
+  // lie up to 96 rows apart). The kernel may write codes up to
+  // kChunkBlocks past a chunk's last block: hence the slack at the end.
+  constexpr size_t kGroupRows = 128;
+  const size_t group_rows = std::min(kGroupRows, job.row_end - job.row_begin);
+  const std::unique_ptr<uint8_t[]> staged(
+      new uint8_t[group_rows * bpr + kChunkBlocks]);
+  // ScaleOffset(r, k) = RowBase(r) + BlockPart(k), cheap to walk.
   const bool tiled = s.scale_layout == ScaleLayout::kTcgen05;
   const size_t tile_row_bytes = (bpr + 3) / 4 * 512;  // one row of 512-B tiles
   const auto RowBase = [tiled, tile_row_bytes, bpr](size_t r) {
@@ -122,6 +131,39 @@ void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
   const auto BlockPart = [tiled](size_t k) {
     return tiled ? (k / 4) * 512 + k % 4 : k;
   };
+  // Writes the staged codes of rows [g0, g1) (within one group of 128).
+  const auto Flush = [&](size_t g0, size_t g1) {
+    const uint8_t* st = staged.get();
+    uint8_t* const scales = job.scales;
+    if (!tiled) {
+      std::memcpy(scales + g0 * bpr, st, (g1 - g0) * bpr);
+      return;
+    }
+    const size_t whole_tiles = bpr / 4;
+    size_t k_rest = 0;  // first block of a row left to the per-row copy
+    if (g0 % 128 == 0 && g1 - g0 == 128) {
+      // Tile t: byte 16 i + 4 q + (k % 4) holds block k = 4 t + k % 4 of
+      // row 32 q + i (docs/semantics.md section 5, scale-factor layouts).
+      uint8_t* tile = scales + RowBase(g0);
+      for (size_t t = 0; t < whole_tiles; ++t, tile += 512) {
+        const uint8_t* col = st + 4 * t;
+        for (size_t i = 0; i < 32; ++i) {
+          for (size_t q = 0; q < 4; ++q) {
+            std::memcpy(tile + 16 * i + 4 * q, col + (32 * q + i) * bpr, 4);
+          }
+        }
+      }
+      k_rest = 4 * whole_tiles;
+    }
+    for (size_t r = g0; r < g1; ++r) {
+      const uint8_t* sc = st + (r - g0) * bpr;
+      uint8_t* base = scales + RowBase(r);
+      size_t k = k_rest;
+      // Whole groups of 4 blocks: consecutive tiles, 512 bytes apart.
+      for (; k + 4 <= bpr; k += 4) std::memcpy(base + BlockPart(k), sc + k, 4);
+      for (; k < bpr; ++k) base[BlockPart(k)] = sc[k];
+    }
+  };
   // Element bytes before element index i of a row (i a multiple of 16).
   const auto elem_offset = [&](size_t i) {
     return packed ? PackedBytes(*packed, i) : i;
@@ -129,11 +171,11 @@ void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
   const bool fused_pack =
       packed && (*packed == Layout::kB4x16P64 || *packed == Layout::kB6x16P32);
 
-  // Quantizes `nb` blocks starting at block k0 of row r (they continue into
-  // the next rows when rows have no padding). `src` holds `nvalid` values;
-  // the rest of the chunk is row padding (+0, code 0).
+  // Quantizes `nb` blocks into `dst` and their scale codes into `sc`
+  // (blocks continue into the next rows when rows have no padding). `src`
+  // holds `nvalid` values; the rest of the chunk is row padding (+0, code 0).
   const auto chunk = [&](const uint8_t* src, size_t nvalid, size_t nb,
-                         size_t r, size_t k0, uint8_t* dst) {
+                         uint8_t* sc, uint8_t* dst) {
     const size_t n = nb * block;
     bool bf16 = job.from == Format::kBF16;
     if (job.from == Format::kF16 || nvalid < n) {
@@ -158,63 +200,42 @@ void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
     // codes); dense4/dense6 go through codes[] and Pack.
     if (packed && !fused_pack) codes.resize(chunk_elems);
     uint8_t* out = packed && !fused_pack ? codes.data() : dst;
-    kernel(args, s.format, bf16, src, nb, nvalid, fused_pack, out, scale_codes.data());
-    // Scatter the scale codes, a row's run of blocks at a time; tcgen05
-    // tiles hold 4 consecutive blocks of a row in 4 consecutive bytes.
-    const uint8_t* sc = scale_codes.data();
-    uint8_t* const scales = job.scales;
-    const auto row_base = RowBase;  // copies (see above)
-    const auto block_part = BlockPart;
-    size_t rr = r, k = k0;
-    for (size_t b = 0; b < nb;) {
-      const size_t run = std::min(nb - b, bpr - k);
-      uint8_t* base = scales + row_base(rr);
-      if (tiled) {
-        size_t j = 0;
-        for (; j < run && (k + j) % 4 != 0; ++j) base[block_part(k + j)] = sc[b + j];
-        // Whole groups of 4 blocks: consecutive tiles, 512 bytes apart.
-        if (j + 4 <= run) {
-          uint8_t* tile = base + block_part(k + j);
-          for (; j + 4 <= run; j += 4, tile += 512) std::memcpy(tile, sc + b + j, 4);
-        }
-        for (; j < run; ++j) base[block_part(k + j)] = sc[b + j];
-      } else {
-        std::memcpy(base + k, sc + b, run);
-      }
-      b += run;
-      k += run;
-      if (k == bpr) {
-        k = 0;
-        ++rr;
-      }
-    }
+    kernel(args, s.format, bf16, src, nb, nvalid, fused_pack, out, sc);
     if (packed && !fused_pack) {
       (void)Pack(*packed, absl::MakeConstSpan(codes.data(), n),
                  absl::MakeSpan(dst, PackedBytes(*packed, n)), impl);
     }
   };
 
-  if (s.cols % block == 0) {
-    // No row padding: the rows form one run of whole blocks.
-    const size_t first = job.row_begin * bpr;
-    const size_t last = job.row_end * bpr;
-    for (size_t b0 = first; b0 < last; b0 += kChunkBlocks) {
-      const size_t nb = std::min(kChunkBlocks, last - b0);
-      chunk(job.in + (b0 - first) * block * src_bytes, nb * block, nb,
-            b0 / bpr, b0 % bpr, job.elements + elem_offset(b0 * block));
-    }
-    return;
-  }
   const size_t row_bytes = s.element_row_bytes();
-  for (size_t r = job.row_begin; r < job.row_end; ++r) {
-    const uint8_t* row = job.in + (r - job.row_begin) * s.cols * src_bytes;
-    for (size_t k0 = 0; k0 < bpr; k0 += kChunkBlocks) {
-      const size_t nb = std::min(kChunkBlocks, bpr - k0);
-      const size_t c0 = k0 * block;
-      const size_t nvalid = std::min(s.cols, c0 + nb * block) - c0;
-      chunk(row + c0 * src_bytes, nvalid, nb, r, k0,
-            job.elements + r * row_bytes + elem_offset(c0));
+  // Groups of rows that end at multiples of 128.
+  for (size_t g0 = job.row_begin; g0 < job.row_end;) {
+    const size_t g1 = std::min(job.row_end, (g0 / kGroupRows + 1) * kGroupRows);
+    if (s.cols % block == 0) {
+      // No row padding: the group's rows form one run of whole blocks.
+      const size_t first = g0 * bpr;
+      const size_t last = g1 * bpr;
+      for (size_t b0 = first; b0 < last; b0 += kChunkBlocks) {
+        const size_t nb = std::min(kChunkBlocks, last - b0);
+        chunk(job.in + (b0 - job.row_begin * bpr) * block * src_bytes,
+              nb * block, nb, staged.get() + (b0 - first),
+              job.elements + elem_offset(b0 * block));
+      }
+    } else {
+      for (size_t r = g0; r < g1; ++r) {
+        const uint8_t* row = job.in + (r - job.row_begin) * s.cols * src_bytes;
+        for (size_t k0 = 0; k0 < bpr; k0 += kChunkBlocks) {
+          const size_t nb = std::min(kChunkBlocks, bpr - k0);
+          const size_t c0 = k0 * block;
+          const size_t nvalid = std::min(s.cols, c0 + nb * block) - c0;
+          chunk(row + c0 * src_bytes, nvalid, nb,
+                staged.get() + (r - g0) * bpr + k0,
+                job.elements + r * row_bytes + elem_offset(c0));
+        }
+      }
     }
+    Flush(g0, g1);
+    g0 = g1;
   }
 }
 

@@ -734,5 +734,72 @@ TEST(MxSimd, RowRangesComposeToTheWholeTensor) {
   EXPECT_EQ(s, whole->scales);
 }
 
+TEST(MxSimd, ScaleLayoutsEveryRowCountAndRangeEveryTarget) {
+  // The driver stages a group of 128 rows' scale codes and then writes them
+  // into their layout: tcgen05 whole tiles for whole groups, per row for the
+  // rest. Row counts around 32 and 128, blocks per row not a multiple of 4
+  // (and above one chunk of 128 blocks), row ranges that start and end
+  // inside a group, both scale layouts; scale bytes outside the rows' blocks
+  // (tcgen05 padding) keep their prior value. Every target equals the
+  // scalar reference on every element and scale byte.
+  struct Shape {
+    size_t rows, cols;
+  };
+  const Shape shapes[] = {{1, 32},     {31, 96},    {127, 224},
+                          {128, 128},  {129, 40},   {257, 160},
+                          {200, 1063}, {130, 4128}, {300, 64}};
+  for (MxFormat f : {MxFormat::kMxfp8E4m3, MxFormat::kNvfp4}) {
+    for (ScaleLayout sl : {ScaleLayout::kLinear, ScaleLayout::kTcgen05}) {
+      for (const Shape& sh : shapes) {
+        MxOptions o;
+        o.layout = ElementLayout::kCodes;
+        o.scale_layout = sl;
+        o.tensor_scale = 1.0f;
+        const MxShape s{f, o.layout, sl, sh.rows, sh.cols};
+        const std::vector<float> x =
+            RandomTensor(sh.rows * sh.cols,
+                         static_cast<uint32_t>(sh.rows * 7 + sh.cols), true);
+        const std::vector<uint8_t> in = F32Bytes(x);
+        // Row ranges: the whole tensor, and three pieces cut inside groups.
+        std::vector<std::pair<size_t, size_t>> ranges = {{0, sh.rows}};
+        if (sh.rows > 100) {
+          ranges = {{0, 50}, {50, sh.rows - 10}, {sh.rows - 10, sh.rows}};
+        }
+        const auto run = [&](bool scalar_ref, int64_t target,
+                             std::vector<uint8_t>& e,
+                             std::vector<uint8_t>& sc) {
+          e.assign(s.element_bytes(), 0x5A);
+          sc.assign(s.scale_bytes(), 0xA5);
+          for (auto [b, end] : ranges) {
+            const auto part = absl::MakeConstSpan(in).subspan(
+                b * sh.cols * 4, (end - b) * sh.cols * 4);
+            const absl::Status st =
+                scalar_ref
+                    ? scalar::QuantizeMxRows(
+                          f, Format::kF32, part, sh.rows, sh.cols, b, end, o,
+                          absl::MakeSpan(e), absl::MakeSpan(sc))
+                    : QuantizeMxRows(f, Format::kF32, part, sh.rows, sh.cols, b,
+                                     end, o, absl::MakeSpan(e),
+                                     absl::MakeSpan(sc), Impl{target});
+            ASSERT_TRUE(st.ok()) << st;
+          }
+        };
+        std::vector<uint8_t> want_e, want_s, got_e, got_s;
+        run(true, 0, want_e, want_s);
+        for (int64_t target : AvailableTargets()) {
+          run(false, target, got_e, got_s);
+          const std::string what = absl::StrFormat(
+              "%s %s %dx%d target %s", MxFormatName(f), ScaleLayoutName(sl),
+              sh.rows, sh.cols, ImplName(Impl{target}));
+          for (size_t i = 0; i < want_s.size(); ++i) {
+            ASSERT_EQ(got_s[i], want_s[i]) << what << " scale byte " << i;
+          }
+          ASSERT_EQ(got_e, want_e) << what;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mxpack::mx_test

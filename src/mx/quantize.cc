@@ -139,29 +139,36 @@ void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
       std::memcpy(scales + g0 * bpr, st, (g1 - g0) * bpr);
       return;
     }
+    // Whole tiles in address order. Tile t: byte 16 i + 4 q + (k % 4) holds
+    // block k = 4 t + k % 4 of the group's row 32 q + i (docs/semantics.md
+    // section 5, scale-factor layouts); rows [lo, hi) of the group are here.
+    const size_t lo = g0 % 128, hi = lo + (g1 - g0);
     const size_t whole_tiles = bpr / 4;
-    size_t k_rest = 0;  // first block of a row left to the per-row copy
-    if (g0 % 128 == 0 && g1 - g0 == 128) {
-      // Tile t: byte 16 i + 4 q + (k % 4) holds block k = 4 t + k % 4 of
-      // row 32 q + i (docs/semantics.md section 5, scale-factor layouts).
-      uint8_t* tile = scales + RowBase(g0);
-      for (size_t t = 0; t < whole_tiles; ++t, tile += 512) {
-        const uint8_t* col = st + 4 * t;
+    uint8_t* tile = scales + (g0 / 128) * tile_row_bytes;
+    for (size_t t = 0; t < whole_tiles; ++t, tile += 512) {
+      const uint8_t* col = st + 4 * t;
+      if (lo == 0 && hi == 128) {
         for (size_t i = 0; i < 32; ++i) {
           for (size_t q = 0; q < 4; ++q) {
             std::memcpy(tile + 16 * i + 4 * q, col + (32 * q + i) * bpr, 4);
           }
         }
+      } else {
+        for (size_t i = 0; i < 32; ++i) {
+          for (size_t q = 0; q < 4; ++q) {
+            const size_t r = 32 * q + i;
+            if (r >= lo && r < hi) {
+              std::memcpy(tile + 16 * i + 4 * q, col + (r - lo) * bpr, 4);
+            }
+          }
+        }
       }
-      k_rest = 4 * whole_tiles;
     }
+    // The last bpr % 4 blocks of each row.
     for (size_t r = g0; r < g1; ++r) {
-      const uint8_t* sc = st + (r - g0) * bpr;
-      uint8_t* base = scales + RowBase(r);
-      size_t k = k_rest;
-      // Whole groups of 4 blocks: consecutive tiles, 512 bytes apart.
-      for (; k + 4 <= bpr; k += 4) std::memcpy(base + BlockPart(k), sc + k, 4);
-      for (; k < bpr; ++k) base[BlockPart(k)] = sc[k];
+      for (size_t k = 4 * whole_tiles; k < bpr; ++k) {
+        scales[RowBase(r) + BlockPart(k)] = st[(r - g0) * bpr + k];
+      }
     }
   };
   // Element bytes before element index i of a row (i a multiple of 16).

@@ -102,6 +102,114 @@ class Nvfp4ExactOps {
     span[1] = static_cast<uint8_t>(_mm512_reduce_max_epu32(_mm512_cvtepu8_epi32(hi)));
   }
 
+#if HWY_TARGET == HWY_AVX3_DL
+  // The rn scale codes of one binade of bf16 amax for ExactScaleCodesRnBf16
+  // (Nvfp4ThresholdTable::amax_code, see there): returns E0, the biased
+  // exponent of the amax binade 2^(E0 - 127) that holds 6 t / 2 (6 t exact
+  // in f64), or -1 where E0 falls outside 1..254 (t not positive and
+  // finite, or 6 t far from 1). Its quotients amax / (6 t) lie in (0.5, 2):
+  // ue4m3 normals, their codes from ExactScaleCodesRnF64.
+  static HWY_NOINLINE int BuildBf16AmaxCodes(float tensor_scale,
+                                             uint8_t* HWY_RESTRICT amax_code) {
+    const double six_t = 6.0 * static_cast<double>(tensor_scale);
+    uint64_t b;
+    std::memcpy(&b, &six_t, 8);
+    // 6 t in [2^(x - 1023), 2^(x - 1022)) for the biased f64 exponent x
+    // (sign included: a negative t lands far outside 1..254).
+    const int e0 = static_cast<int>(b >> 52) - (1023 - 127);
+    if (e0 < 1 || e0 > 254) return -1;
+    HWY_ALIGN uint32_t amax[128];
+    HWY_ALIGN uint8_t codes[128];
+    for (uint32_t m = 0; m < 128; ++m) amax[m] = static_cast<uint32_t>(e0) << 23 | m << 16;
+    {
+      const internal::ScopedFlushDenormals ftz(/*daz=*/false);
+      ExactScaleCodesRnF64(amax, 128, tensor_scale, codes);
+    }
+    for (uint32_t m = 0; m < 128; ++m) amax_code[m] = static_cast<uint8_t>(codes[m] - (m >> 4));
+    return e0;
+  }
+
+  // ExactScaleCodesRn for bf16 amax (f32 bits, low half zero), 32 blocks
+  // per vector in u16 lanes without a division: h = E << 7 | m (the bf16
+  // bits), and for E0, amax_code of BuildBf16AmaxCodes the code is
+  // c = c(m) + 8 (E - E0) = amax_code[m] + (h >> 4) - 8 E0 (h >> 4 =
+  // 8 E + (m >> 4)). Scaling amax by 2^(E - E0) scales the exact quotient
+  // q likewise, and rn to 4 significant bits commutes with it while the
+  // result stays a ue4m3 normal: so c is exact for c >= 9 (q > 2^-6) and
+  // for c = 8 (q >= 2^-6 (1 - 2^-5), where the subnormal grid, 2^-9 apart,
+  // also gives 2^-6); c >= 0x7F (rn beyond 448) saturates to 0x7E. Zero
+  // amax gives code 0. Vectors holding a code below 8 (ue4m3 subnormals),
+  // a subnormal amax (not 1.m * 2^(E - 127)) or an amax above f32 max
+  // (NaN) take ExactScaleCodesRnNoMxcsr.
+  static HWY_INLINE void ExactScaleCodesRnBf16(const uint32_t* HWY_RESTRICT amax, size_t nb,
+                                               float tensor_scale, int e0,
+                                               const uint8_t* HWY_RESTRICT amax_code,
+                                               uint8_t* HWY_RESTRICT scale_codes,
+                                               uint32_t* HWY_RESTRICT span) {
+    struct Table {
+      alignas(64) uint16_t v[32];
+    };
+    static constexpr Table kHigh = [] {  // the high u16 of each u32 of a pair
+      Table t{};
+      for (int j = 0; j < 32; ++j) t.v[j] = static_cast<uint16_t>(2 * j + 1);
+      return t;
+    }();
+    const __m512i high = _mm512_load_si512(kHigh.v);
+    const __m512i tlo = _mm512_load_si512(amax_code);
+    const __m512i thi = _mm512_load_si512(amax_code + 64);
+    const __m512i bias = _mm512_set1_epi16(static_cast<int16_t>(-8 * e0));
+    const __m512i eight = _mm512_set1_epi16(8);
+    const __m512i max_code = _mm512_set1_epi16(0x7E);
+    const __m512i min_normal = _mm512_set1_epi16(0x80);
+    const __m512i normal_span = _mm512_set1_epi16(0x7F7F - 0x80);
+    __m512i lo = _mm512_set1_epi16(0x7F), hi = _mm512_setzero_si512();
+    static_assert(internal::kMxChunkBlocks <= 32 * 32, "pending: one bit per vector");
+    uint32_t pending = 0;  // vectors for ExactScaleCodesRnNoMxcsr
+    for (size_t b = 0; b < nb; b += 32) {
+      const __mmask32 lanes =
+          nb - b >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((uint64_t{1} << (nb - b)) - 1);
+      const __m512i a0 = _mm512_maskz_loadu_epi32(static_cast<__mmask16>(lanes), amax + b);
+      const __m512i a1 =
+          _mm512_maskz_loadu_epi32(static_cast<__mmask16>(lanes >> 16), amax + b + 16);
+      const __m512i h = _mm512_permutex2var_epi16(a0, high, a1);
+      // amax_code[m] in the low byte (index: h's low byte, 7 bits = m).
+      const __m512i t = _mm512_maskz_permutex2var_epi8(0x5555555555555555ull, tlo, h, thi);
+      const __m512i c = _mm512_add_epi16(_mm512_add_epi16(t, _mm512_srli_epi16(h, 4)), bias);
+      const __mmask32 nz = _mm512_test_epi16_mask(h, h);
+      // h - 0x80 (mod 2^16) beyond 0x7F7F - 0x80: subnormal amax (E = 0,
+      // no 1.m) or NaN.
+      if (HWY_UNLIKELY((_mm512_mask_cmplt_epi16_mask(nz, c, eight) |
+                        _mm512_mask_cmpgt_epu16_mask(nz, _mm512_sub_epi16(h, min_normal),
+                                                     normal_span)) != 0)) {
+        pending |= uint32_t{1} << (b / 32);
+        continue;
+      }
+      const __m512i code = _mm512_maskz_min_epi16(nz, c, max_code);
+      _mm512_mask_cvtepi16_storeu_epi8(scale_codes + b, lanes, code);
+      lo = _mm512_mask_min_epu16(lo, lanes, lo, code);
+      hi = _mm512_mask_max_epu16(hi, lanes, hi, code);
+    }
+    // Min and max of the u16 lanes (max as the complement's min).
+    const auto min_u16 = [](__m512i v) {
+      const __m256i m256 =
+          _mm256_min_epu16(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+      const __m128i m128 =
+          _mm_min_epu16(_mm256_castsi256_si128(m256), _mm256_extracti128_si256(m256, 1));
+      return static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_minpos_epu16(m128)) & 0xFFFF);
+    };
+    span[0] = min_u16(lo);
+    span[1] = 0xFFFF - min_u16(_mm512_xor_si512(hi, _mm512_set1_epi32(-1)));
+    for (; pending != 0; pending &= pending - 1) {
+      const size_t b = 32 * static_cast<size_t>(__builtin_ctz(pending));
+      uint32_t s[2];
+      ExactScaleCodesRnNoMxcsr(amax + b, HWY_MIN(nb - b, size_t{32}), tensor_scale,
+                               scale_codes + b, s);
+      span[0] = HWY_MIN(span[0], s[0]);
+      span[1] = HWY_MAX(span[1], s[1]);
+    }
+  }
+#endif
+
   // ExactScaleCodesRnF64 of the 16-block vectors whose bits are set in
   // `pending`, with DAZ cleared and FTZ set.
   static HWY_NOINLINE void ExactScaleCodesRnPending(const uint32_t* HWY_RESTRICT amax,

@@ -172,6 +172,13 @@ struct Nvfp4ThresholdTable {
   alignas(64) uint8_t bf16_slot8[128] = {};
   uint64_t bf16_bad[2] = {0, 0};
   unsigned bf16_slots = 0;
+  // rn scale codes of bf16 amax by one binade of amax (built on first use
+  // by Nvfp4ExactOps::BuildBf16AmaxCodes): amax_e0 is the biased exponent
+  // E0 of the binade whose quotients amax / (6 t) lie in (0.5, 2) (0: not
+  // built; -1: none, E0 outside 1..254), and amax_code[m] = c(m) - (m >> 4)
+  // with c(m) the code of the amax 1.m * 2^(E0 - 127) (7-bit m).
+  int amax_e0 = 0;
+  alignas(64) uint8_t amax_code[128] = {};
 
   // Whether every code lo..hi (filled) has a bf16 byte row.
   bool Bf16RowsCover(unsigned lo, unsigned hi) const {

@@ -765,6 +765,55 @@ TEST(MxNvfp4, Bf16EveryFiniteValueUnderTheSaturatedScaleEveryTarget) {
   }
 }
 
+TEST(MxNvfp4, Bf16EveryFiniteAmaxScaleCodeEveryTarget) {
+  // The bf16 scale codes come from one binade of amax (ue4m3 normals by
+  // an exponent shift; subnormal codes and NaN blocks by the quotient):
+  // one block per finite bf16 magnitude, that amax in lane h % 16 with
+  // either sign, beside elements of a quarter of it, under tensor scales
+  // whose 6 t lies at a binade's either side (1/3 rounded down and up),
+  // near the ends of the table's range (E0 = 1, 254) and outside it.
+  for (float t : {1.0f, 0.001f, F32FromBits(0x3DBF3CF4u), F32FromBits(0x3EAAAAAAu),
+                  F32FromBits(0x3EAAAAABu), 0x1p-118f, 3e-39f, 4e37f, 1e38f}) {
+    std::vector<uint16_t> x;
+    for (uint32_t h = 0; h < 0x7F80; ++h) {
+      const uint16_t quarter = static_cast<uint16_t>(h >= 0x0100 ? h - 0x0100 : 0);
+      for (uint32_t j = 0; j < 16; ++j) {
+        x.push_back(j == h % 16 ? static_cast<uint16_t>(h | (h / 16 % 2) << 15)
+                                : static_cast<uint16_t>(quarter | (j % 2) << 15));
+      }
+    }
+    ExpectBf16EveryTargetEqualsScalar(x, 16, t, absl::StrFormat("t=%a", static_cast<double>(t)));
+    // The kernel sends a whole vector of 32 blocks to the quotient when one
+    // needs it, so the amax whose codes lie near the subnormal (5..10) and
+    // saturated (0x7C, 0x7D, the first four of 0x7E) ends also fill whole
+    // vectors alone.
+    std::vector<uint8_t> in(2 * x.size());
+    std::memcpy(in.data(), x.data(), in.size());
+    absl::StatusOr<MxTensor> ref =
+        QuantizeNvfp4Exact(Format::kBF16, in, x.size() / 16, 16, t, ScaleMode::kEven,
+                           ElementLayout::kCodes, Impl{Impl::kScalar});
+    ASSERT_TRUE(ref.ok());
+    std::vector<uint16_t> edge;
+    int saturated = 0;
+    for (uint32_t h = 0; h < 0x7F80; ++h) {
+      const uint8_t c = ref->scales[h];
+      if ((c >= 5 && c <= 10) || c == 0x7C || c == 0x7D || (c == 0x7E && saturated++ < 4)) {
+        for (int k = 0; k < 32; ++k) {
+          edge.insert(edge.end(), x.begin() + 16 * h, x.begin() + 16 * h + 16);
+        }
+      }
+    }
+    if (!edge.empty()) {
+      ExpectBf16EveryTargetEqualsScalar(edge, 16, t,
+                                        absl::StrFormat("t=%a edges", static_cast<double>(t)));
+    }
+    // A chunk tail of 25 blocks (not a whole vector of 32).
+    x.resize(x.size() - 16 * 7);
+    ExpectBf16EveryTargetEqualsScalar(x, 16, t,
+                                      absl::StrFormat("t=%a tail", static_cast<double>(t)));
+  }
+}
+
 TEST(MxNvfp4, Bf16NanOrInfInEveryLaneOfAStepEveryTarget) {
   // A NaN or +-Inf element sends its chunk from the bf16 kernel to the
   // general path: one in each of the 64 lanes of one step (blocks 132..135,

@@ -198,8 +198,26 @@ struct Nvfp4ThresholdTable {
 
   // Fills the missing rows of the codes lo..hi (a chunk's scale codes
   // usually span a few binades; the span costs less to find than the set)
-  // and their `extra`.
+  // and their `extra`. Returns at once inside the last span filled for
+  // `extra` (grown while spans overlap): a call's chunks mostly repeat it.
   void Fill(unsigned lo, unsigned hi, Extra extra) {
+    unsigned* done = filled[extra == Extra::kRecip ? 0 : 1];
+    if (lo >= done[0] && hi <= done[1]) return;
+    FillSpan(lo, hi, extra);
+    if (lo <= done[1] + 1 && hi + 1 >= done[0]) {
+      done[0] = lo < done[0] ? lo : done[0];
+      done[1] = hi > done[1] ? hi : done[1];
+    } else {
+      done[0] = lo;
+      done[1] = hi;
+    }
+  }
+
+ private:
+  // Codes lo..hi filled (thr, thr16 and the extra), per Extra (empty: 1, 0).
+  unsigned filled[2][2] = {{1, 0}, {1, 0}};
+
+  void FillSpan(unsigned lo, unsigned hi, Extra extra) {
     uint64_t* have_extra = extra == Extra::kRecip ? have_recip : have_bf16;
     for (unsigned w = 0; w < 2; ++w) {
       const unsigned first = lo > 64 * w ? lo - 64 * w : 0;
@@ -237,7 +255,6 @@ struct Nvfp4ThresholdTable {
     }
   }
 
- private:
   static bool Has(const uint64_t* set, unsigned c) { return (set[c / 64] >> (c % 64) & 1) != 0; }
 
   // thr of code c from that of c - 8 when both are ue4m3 normals (c - 8 >=

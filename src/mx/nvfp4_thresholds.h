@@ -179,6 +179,15 @@ struct Nvfp4ThresholdTable {
   // with c(m) the code of the amax 1.m * 2^(E0 - 127) (7-bit m).
   int amax_e0 = 0;
   alignas(64) uint8_t amax_code[128] = {};
+  // The same for f32 amax (Nvfp4ExactOps::BuildF32AmaxCodes): f32_amax_e0
+  // as amax_e0; per 7-bit m (an amax bucket of 2^16 f32), the code c0(m)
+  // of the bucket's first f32 and f32_amax_low[m], the low 16 bits of the
+  // first f32 of the bucket whose code is c0(m) + 1 (0 where the whole
+  // bucket has one code, then stored as c0(m) - 1); f32_amax_code[m] holds
+  // that code - (m >> 4).
+  int f32_amax_e0 = 0;
+  alignas(64) uint8_t f32_amax_code[128] = {};
+  alignas(64) uint16_t f32_amax_low[128] = {};
 
   // Whether every code lo..hi (filled) has a bf16 byte row.
   bool Bf16RowsCover(unsigned lo, unsigned hi) const {

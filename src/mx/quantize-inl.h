@@ -1291,9 +1291,16 @@ class MxBlockQuantizer {
       if (kBf16 && tab.amax_e0 == 0) {
         tab.amax_e0 = Exact::BuildBf16AmaxCodes(a.tensor_scale, tab.amax_code);
       }
+      if (!kBf16 && tab.f32_amax_e0 == 0) {
+        tab.f32_amax_e0 = Exact::BuildF32AmaxCodes(a.tensor_scale, tab.ue4m3, tab.f32_amax_code,
+                                                   tab.f32_amax_low);
+      }
       if (kBf16 && tab.amax_e0 > 0) {
         Exact::ExactScaleCodesRnBf16(amax, nb, a.tensor_scale, tab.amax_e0, tab.amax_code,
                                      scale_codes, span);
+      } else if (!kBf16 && tab.f32_amax_e0 > 0) {
+        Exact::ExactScaleCodesRnF32(amax, nb, a.tensor_scale, tab.f32_amax_e0,
+                                    tab.f32_amax_code, tab.f32_amax_low, scale_codes, span);
       } else {
         Exact::ExactScaleCodesRnNoMxcsr(amax, nb, a.tensor_scale, scale_codes, span);
       }

@@ -1073,6 +1073,47 @@ TEST(MxNvfp4, F32ReciprocalUnclampedEncoderBoundsEveryTarget) {
 }
 
 #if defined(__x86_64__) || defined(__i386__)
+TEST(MxNvfp4, F32ScaleTiesInsideAmaxBucketsEveryTarget) {
+  // The f32 scale codes come from one binade of amax, each bucket of 2^16
+  // f32 (one 7-bit high mantissa) with at most one step at a midpoint of
+  // two codes times 6 t. Tensor scales of 13..19 significant bits make
+  // those midpoints f32 with nonzero low halves (a tie inside a bucket):
+  // every tie of codes 8..0x7E and its neighbours +-1 ulp, in binades 3
+  // apart, blocks of codes from 8 up only (no vector takes the quotient).
+  for (float t : {F32FromBits(0x3F803100u), F32FromBits(0x3C0A5600u), F32FromBits(0x4121F9C0u),
+                  F32FromBits(0x3F400100u)}) {
+    std::vector<float> x;
+    const double st = 6.0 * static_cast<double>(t);
+    for (int k = 8; k < 0x7E; ++k) {
+      const double mid = (Ue4m3(k) + Ue4m3(k + 1)) / 2 * st;
+      const float tie = static_cast<float>(mid);
+      if (static_cast<double>(tie) != mid) continue;
+      for (int s = -3; s <= 3; s += 3) {
+        for (int off = -1; off <= 1; ++off) {
+          const float a = F32FromBits(F32Bits(std::ldexp(tie, s)) + static_cast<uint32_t>(off));
+          if (!(static_cast<double>(a) >= 8 * st / 512 && std::isfinite(a))) continue;
+          x.push_back(off == 0 ? -a : a);
+          for (int j = 1; j < 16; ++j) x.push_back(a * 0.25f * static_cast<float>(j % 4));
+        }
+      }
+    }
+    ASSERT_GE(x.size(), 16u * 64) << t;  // ties inside buckets exist
+    while (x.size() % (16 * 32) != 0) x.insert(x.end(), x.end() - 16, x.end() - 16 + 16);
+    const size_t rows = x.size() / 16;
+    for (int64_t target : AvailableTargets()) {
+      const MxTensor got = QuantizeNvfp4(x, rows, 16, t, ScaleMode::kEven,
+                                         Nvfp4Arithmetic::kExact, Impl{target});
+      ASSERT_EQ(got.scales.size(), rows);
+      for (size_t b = 0; b < rows; ++b) {
+        const float amax = std::fabs(x[16 * b]);
+        ASSERT_EQ(got.scales[b], ExactScaleOracle(ScaleMode::kEven, amax, t))
+            << "t=" << t << " " << ImplName(Impl{target}) << " amax bits 0x" << std::hex
+            << F32Bits(amax);
+      }
+    }
+  }
+}
+
 TEST(MxNvfp4, ExactScalesIndependentOfCallerMxcsrEveryTarget) {
   // The AVX-512 kExact rn scale codes run without MXCSR writes (explicitly
   // rounded divisions), except for blocks whose quotient lies below 2^-6 or

@@ -1,6 +1,7 @@
 // Passes 2 and 3 of NVFP4 under Nvfp4Arithmetic::kExact for the block
-// quantizer (src/mx/quantize-inl.h): scale codes from the exact quotient and
-// elements by comparison with per-scale-code thresholds.
+// quantizer (src/mx/quantize-inl.h): scale codes from the exact quotient
+// (rn on AVX3_DL: from a table of one binade of amax) and elements by
+// comparison with per-scale-code thresholds.
 // Per-target toggle guard (re-included once per Highway target).
 #if defined(MXPACK_SRC_MX_NVFP4_EXACT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MXPACK_SRC_MX_NVFP4_EXACT_INL_H_

@@ -1,6 +1,7 @@
 // Passes 2 and 3 of NVFP4 under Nvfp4Arithmetic::kExact for the block
-// quantizer (src/mx/quantize-inl.h): scale codes from the exact quotient and
-// elements by comparison with per-scale-code thresholds.
+// quantizer (src/mx/quantize-inl.h): scale codes from the exact quotient
+// (rn on AVX3_DL: from a table of one binade of amax) and elements by
+// comparison with per-scale-code thresholds.
 // Per-target toggle guard (re-included once per Highway target).
 #if defined(MXPACK_SRC_MX_NVFP4_EXACT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MXPACK_SRC_MX_NVFP4_EXACT_INL_H_
@@ -16,6 +17,7 @@
 #include "hwy/highway.h"
 #include "mxpack/format.h"
 #include "src/mx/mx_internal.h"  // kMxChunkBlocks
+#include "src/mx/nvfp4_thresholds.h"  // F32BitsAtOrBelow
 #include "src/util/lanes-inl.h"  // StoreLanes
 #include "src/format/encode_fast-inl.h"
 
@@ -101,6 +103,247 @@ class Nvfp4ExactOps {
     span[0] = static_cast<uint8_t>(_mm512_reduce_min_epu32(_mm512_cvtepu8_epi32(lo)));
     span[1] = static_cast<uint8_t>(_mm512_reduce_max_epu32(_mm512_cvtepu8_epi32(hi)));
   }
+
+#if HWY_TARGET == HWY_AVX3_DL
+  // The rn scale codes of one binade of bf16 amax for ExactScaleCodesRnBf16
+  // (Nvfp4ThresholdTable::amax_code, see there): returns E0, the biased
+  // exponent of the amax binade 2^(E0 - 127) that holds 6 t / 2 (6 t exact
+  // in f64), or -1 where E0 falls outside 1..254 (t not positive and
+  // finite, or 6 t far from 1). Its quotients amax / (6 t) lie in (0.5, 2):
+  // ue4m3 normals, their codes from ExactScaleCodesRnF64.
+  static HWY_NOINLINE int BuildBf16AmaxCodes(float tensor_scale,
+                                             uint8_t* HWY_RESTRICT amax_code) {
+    const double six_t = 6.0 * static_cast<double>(tensor_scale);
+    uint64_t b;
+    std::memcpy(&b, &six_t, 8);
+    // 6 t in [2^(x - 1023), 2^(x - 1022)) for the biased f64 exponent x
+    // (sign included: a negative t lands far outside 1..254).
+    const int e0 = static_cast<int>(b >> 52) - (1023 - 127);
+    if (e0 < 1 || e0 > 254) return -1;
+    HWY_ALIGN uint32_t amax[128];
+    HWY_ALIGN uint8_t codes[128];
+    for (uint32_t m = 0; m < 128; ++m) amax[m] = static_cast<uint32_t>(e0) << 23 | m << 16;
+    {
+      const internal::ScopedFlushDenormals ftz(/*daz=*/false);
+      ExactScaleCodesRnF64(amax, 128, tensor_scale, codes);
+    }
+    for (uint32_t m = 0; m < 128; ++m) amax_code[m] = static_cast<uint8_t>(codes[m] - (m >> 4));
+    return e0;
+  }
+
+  // BuildBf16AmaxCodes for f32 amax (Nvfp4ThresholdTable::f32_amax_*):
+  // returns E0, or -1 (no table). A bucket of 2^16 f32 spans at most 2^-7
+  // of a binade of q and ue4m3 steps 2^-4 .. 2^-3, so its codes rise by at
+  // most one, at the midpoint of the two codes' values d0, d1: q = (d0 +
+  // d1) / 2, amax = (d0 + d1) / 2 * 6 t, exact in f64 (5 + 26 significant
+  // bits). Its first f32 at or above it rounds up, except at a tie (that
+  // f32 equal to it) toward an odd code. Each such step is checked against
+  // ExactScaleCodesRnF64 at the f32 below and at it (-1 if one differs).
+  static HWY_NOINLINE int BuildF32AmaxCodes(float tensor_scale, const float* HWY_RESTRICT ue4m3,
+                                            uint8_t* HWY_RESTRICT amax_code,
+                                            uint16_t* HWY_RESTRICT amax_low) {
+    const double six_t = 6.0 * static_cast<double>(tensor_scale);
+    uint64_t b;
+    std::memcpy(&b, &six_t, 8);
+    const int e0 = static_cast<int>(b >> 52) - (1023 - 127);
+    if (e0 < 1 || e0 > 254) return -1;
+    HWY_ALIGN uint32_t amax[256];
+    HWY_ALIGN uint8_t codes[256];
+    for (uint32_t m = 0; m < 128; ++m) {
+      amax[m] = static_cast<uint32_t>(e0) << 23 | m << 16;
+      amax[128 + m] = amax[m] | 0xFFFF;
+    }
+    const internal::ScopedFlushDenormals ftz(/*daz=*/false);
+    ExactScaleCodesRnF64(amax, 256, tensor_scale, codes);
+    uint8_t first[128];
+    for (uint32_t m = 0; m < 128; ++m) {
+      const unsigned c0 = codes[m], c1 = codes[128 + m];
+      first[m] = static_cast<uint8_t>(c0);
+      if (c1 == c0) {
+        amax_code[m] = static_cast<uint8_t>(c0 - 1 - (m >> 4));
+        amax_low[m] = 0;
+        continue;
+      }
+      if (c1 != c0 + 1) return -1;
+      const double mid = (static_cast<double>(ue4m3[c0]) + static_cast<double>(ue4m3[c1])) *
+                         0.5 * six_t;
+      bool exact;
+      const uint32_t at = internal::F32BitsAtOrBelow(mid, &exact);
+      const uint32_t up = exact && c1 % 2 == 0 ? at : at + 1;
+      if (up >> 16 != amax[m] >> 16 || (up & 0xFFFF) == 0) return -1;
+      amax_code[m] = static_cast<uint8_t>(c0 - (m >> 4));
+      amax_low[m] = static_cast<uint16_t>(up & 0xFFFF);
+      amax[m] = up - 1;
+      amax[128 + m] = up;
+    }
+    ExactScaleCodesRnF64(amax, 256, tensor_scale, codes);
+    for (uint32_t m = 0; m < 128; ++m) {
+      if (amax_low[m] != 0 && (codes[m] != first[m] || codes[128 + m] != first[m] + 1u)) {
+        return -1;
+      }
+    }
+    return e0;
+  }
+
+  // ExactScaleCodesRnBf16 for f32 amax: h, the high halves (E << 7 | m),
+  // as there, and the low halves l; the code is c0(m) + [l >= low(m)] +
+  // 8 (E - E0) (BuildF32AmaxCodes), the same steps scaled by 2^(E - E0).
+  static HWY_INLINE void ExactScaleCodesRnF32(const uint32_t* HWY_RESTRICT amax, size_t nb,
+                                              float tensor_scale, int e0,
+                                              const uint8_t* HWY_RESTRICT amax_code,
+                                              const uint16_t* HWY_RESTRICT amax_low,
+                                              uint8_t* HWY_RESTRICT scale_codes,
+                                              uint32_t* HWY_RESTRICT span) {
+    struct Table {
+      alignas(64) uint16_t v[32];
+    };
+    static constexpr Table kHigh = [] {  // the high / low u16 of each u32 of a pair
+      Table t{};
+      for (int j = 0; j < 32; ++j) t.v[j] = static_cast<uint16_t>(2 * j + 1);
+      return t;
+    }();
+    static constexpr Table kLow = [] {
+      Table t{};
+      for (int j = 0; j < 32; ++j) t.v[j] = static_cast<uint16_t>(2 * j);
+      return t;
+    }();
+    const __m512i high = _mm512_load_si512(kHigh.v);
+    const __m512i low = _mm512_load_si512(kLow.v);
+    const __m512i tlo = _mm512_load_si512(amax_code);
+    const __m512i thi = _mm512_load_si512(amax_code + 64);
+    const __m512i l0 = _mm512_load_si512(amax_low);
+    const __m512i l1 = _mm512_load_si512(amax_low + 32);
+    const __m512i l2 = _mm512_load_si512(amax_low + 64);
+    const __m512i l3 = _mm512_load_si512(amax_low + 96);
+    const __m512i bias = _mm512_set1_epi16(static_cast<int16_t>(-8 * e0));
+    const __m512i one = _mm512_set1_epi16(1);
+    const __m512i bit6 = _mm512_set1_epi16(0x40);
+    const __m512i eight = _mm512_set1_epi16(8);
+    const __m512i max_code = _mm512_set1_epi16(0x7E);
+    const __m512i min_normal = _mm512_set1_epi16(0x80);
+    const __m512i normal_span = _mm512_set1_epi16(0x7F7F - 0x80);
+    __m512i lo = _mm512_set1_epi16(0x7F), hi = _mm512_setzero_si512();
+    static_assert(internal::kMxChunkBlocks <= 32 * 32, "pending: one bit per vector");
+    uint32_t pending = 0;  // vectors for ExactScaleCodesRnNoMxcsr
+    for (size_t b = 0; b < nb; b += 32) {
+      const __mmask32 lanes =
+          nb - b >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((uint64_t{1} << (nb - b)) - 1);
+      const __m512i a0 = _mm512_maskz_loadu_epi32(static_cast<__mmask16>(lanes), amax + b);
+      const __m512i a1 =
+          _mm512_maskz_loadu_epi32(static_cast<__mmask16>(lanes >> 16), amax + b + 16);
+      const __m512i h = _mm512_permutex2var_epi16(a0, high, a1);
+      const __m512i l = _mm512_permutex2var_epi16(a0, low, a1);
+      const __m512i t = _mm512_maskz_permutex2var_epi8(0x5555555555555555ull, tlo, h, thi);
+      // low(m): m < 64 from l0, l1, else from l2, l3 (vpermt2w: 6 index bits).
+      const __m512i step = _mm512_mask_blend_epi16(_mm512_test_epi16_mask(h, bit6),
+                                                   _mm512_permutex2var_epi16(l0, h, l1),
+                                                   _mm512_permutex2var_epi16(l2, h, l3));
+      __m512i c = _mm512_add_epi16(_mm512_add_epi16(t, _mm512_srli_epi16(h, 4)), bias);
+      c = _mm512_mask_add_epi16(c, _mm512_cmpge_epu16_mask(l, step), c, one);
+      const __mmask32 nz = _mm512_test_epi16_mask(_mm512_or_si512(h, l), _mm512_or_si512(h, l));
+      if (HWY_UNLIKELY((_mm512_mask_cmplt_epi16_mask(nz, c, eight) |
+                        _mm512_mask_cmpgt_epu16_mask(nz, _mm512_sub_epi16(h, min_normal),
+                                                     normal_span)) != 0)) {
+        pending |= uint32_t{1} << (b / 32);
+        continue;
+      }
+      const __m512i code = _mm512_maskz_min_epi16(nz, c, max_code);
+      _mm512_mask_cvtepi16_storeu_epi8(scale_codes + b, lanes, code);
+      lo = _mm512_mask_min_epu16(lo, lanes, lo, code);
+      hi = _mm512_mask_max_epu16(hi, lanes, hi, code);
+    }
+    SpanAndPending(amax, nb, tensor_scale, lo, hi, pending, scale_codes, span);
+  }
+
+  // span[0], span[1]: the smallest and largest u16 lane of lo, hi and the
+  // codes of the `pending` vectors of 32 blocks (ExactScaleCodesRnNoMxcsr).
+  static HWY_INLINE void SpanAndPending(const uint32_t* HWY_RESTRICT amax, size_t nb,
+                                        float tensor_scale, __m512i lo, __m512i hi,
+                                        uint32_t pending, uint8_t* HWY_RESTRICT scale_codes,
+                                        uint32_t* HWY_RESTRICT span) {
+    // Min and max of the u16 lanes (max as the complement's min).
+    const auto min_u16 = [](__m512i v) {
+      const __m256i m256 =
+          _mm256_min_epu16(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+      const __m128i m128 =
+          _mm_min_epu16(_mm256_castsi256_si128(m256), _mm256_extracti128_si256(m256, 1));
+      return static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_minpos_epu16(m128)) & 0xFFFF);
+    };
+    span[0] = min_u16(lo);
+    span[1] = 0xFFFF - min_u16(_mm512_xor_si512(hi, _mm512_set1_epi32(-1)));
+    for (; pending != 0; pending &= pending - 1) {
+      const size_t b = 32 * static_cast<size_t>(__builtin_ctz(pending));
+      uint32_t s[2];
+      ExactScaleCodesRnNoMxcsr(amax + b, HWY_MIN(nb - b, size_t{32}), tensor_scale,
+                               scale_codes + b, s);
+      span[0] = HWY_MIN(span[0], s[0]);
+      span[1] = HWY_MAX(span[1], s[1]);
+    }
+  }
+
+  // ExactScaleCodesRn for bf16 amax (f32 bits, low half zero), 32 blocks
+  // per vector in u16 lanes without a division: h = E << 7 | m (the bf16
+  // bits), and for E0, amax_code of BuildBf16AmaxCodes the code is
+  // c = c(m) + 8 (E - E0) = amax_code[m] + (h >> 4) - 8 E0 (h >> 4 =
+  // 8 E + (m >> 4)). Scaling amax by 2^(E - E0) scales the exact quotient
+  // q likewise, and rn to 4 significant bits commutes with it while the
+  // result stays a ue4m3 normal: so c is exact for c >= 9 (q > 2^-6) and
+  // for c = 8 (q >= 2^-6 (1 - 2^-5), where the subnormal grid, 2^-9 apart,
+  // also gives 2^-6); c >= 0x7F (rn beyond 448) saturates to 0x7E. Zero
+  // amax gives code 0. Vectors holding a code below 8 (ue4m3 subnormals),
+  // a subnormal amax (not 1.m * 2^(E - 127)) or an amax above f32 max
+  // (NaN) take ExactScaleCodesRnNoMxcsr.
+  static HWY_INLINE void ExactScaleCodesRnBf16(const uint32_t* HWY_RESTRICT amax, size_t nb,
+                                               float tensor_scale, int e0,
+                                               const uint8_t* HWY_RESTRICT amax_code,
+                                               uint8_t* HWY_RESTRICT scale_codes,
+                                               uint32_t* HWY_RESTRICT span) {
+    struct Table {
+      alignas(64) uint16_t v[32];
+    };
+    static constexpr Table kHigh = [] {  // the high u16 of each u32 of a pair
+      Table t{};
+      for (int j = 0; j < 32; ++j) t.v[j] = static_cast<uint16_t>(2 * j + 1);
+      return t;
+    }();
+    const __m512i high = _mm512_load_si512(kHigh.v);
+    const __m512i tlo = _mm512_load_si512(amax_code);
+    const __m512i thi = _mm512_load_si512(amax_code + 64);
+    const __m512i bias = _mm512_set1_epi16(static_cast<int16_t>(-8 * e0));
+    const __m512i eight = _mm512_set1_epi16(8);
+    const __m512i max_code = _mm512_set1_epi16(0x7E);
+    const __m512i min_normal = _mm512_set1_epi16(0x80);
+    const __m512i normal_span = _mm512_set1_epi16(0x7F7F - 0x80);
+    __m512i lo = _mm512_set1_epi16(0x7F), hi = _mm512_setzero_si512();
+    static_assert(internal::kMxChunkBlocks <= 32 * 32, "pending: one bit per vector");
+    uint32_t pending = 0;  // vectors for ExactScaleCodesRnNoMxcsr
+    for (size_t b = 0; b < nb; b += 32) {
+      const __mmask32 lanes =
+          nb - b >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((uint64_t{1} << (nb - b)) - 1);
+      const __m512i a0 = _mm512_maskz_loadu_epi32(static_cast<__mmask16>(lanes), amax + b);
+      const __m512i a1 =
+          _mm512_maskz_loadu_epi32(static_cast<__mmask16>(lanes >> 16), amax + b + 16);
+      const __m512i h = _mm512_permutex2var_epi16(a0, high, a1);
+      // amax_code[m] in the low byte (index: h's low byte, 7 bits = m).
+      const __m512i t = _mm512_maskz_permutex2var_epi8(0x5555555555555555ull, tlo, h, thi);
+      const __m512i c = _mm512_add_epi16(_mm512_add_epi16(t, _mm512_srli_epi16(h, 4)), bias);
+      const __mmask32 nz = _mm512_test_epi16_mask(h, h);
+      // h - 0x80 (mod 2^16) beyond 0x7F7F - 0x80: subnormal amax (E = 0,
+      // no 1.m) or NaN.
+      if (HWY_UNLIKELY((_mm512_mask_cmplt_epi16_mask(nz, c, eight) |
+                        _mm512_mask_cmpgt_epu16_mask(nz, _mm512_sub_epi16(h, min_normal),
+                                                     normal_span)) != 0)) {
+        pending |= uint32_t{1} << (b / 32);
+        continue;
+      }
+      const __m512i code = _mm512_maskz_min_epi16(nz, c, max_code);
+      _mm512_mask_cvtepi16_storeu_epi8(scale_codes + b, lanes, code);
+      lo = _mm512_mask_min_epu16(lo, lanes, lo, code);
+      hi = _mm512_mask_max_epu16(hi, lanes, hi, code);
+    }
+    SpanAndPending(amax, nb, tensor_scale, lo, hi, pending, scale_codes, span);
+  }
+#endif
 
   // ExactScaleCodesRnF64 of the 16-block vectors whose bits are set in
   // `pending`, with DAZ cleared and FTZ set.

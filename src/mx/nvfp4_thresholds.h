@@ -172,6 +172,22 @@ struct Nvfp4ThresholdTable {
   alignas(64) uint8_t bf16_slot8[128] = {};
   uint64_t bf16_bad[2] = {0, 0};
   unsigned bf16_slots = 0;
+  // rn scale codes of bf16 amax by one binade of amax (built on first use
+  // by Nvfp4ExactOps::BuildBf16AmaxCodes): amax_e0 is the biased exponent
+  // E0 of the binade whose quotients amax / (6 t) lie in (0.5, 2) (0: not
+  // built; -1: none, E0 outside 1..254), and amax_code[m] = c(m) - (m >> 4)
+  // with c(m) the code of the amax 1.m * 2^(E0 - 127) (7-bit m).
+  int amax_e0 = 0;
+  alignas(64) uint8_t amax_code[128] = {};
+  // The same for f32 amax (Nvfp4ExactOps::BuildF32AmaxCodes): f32_amax_e0
+  // as amax_e0; per 7-bit m (an amax bucket of 2^16 f32), the code c0(m)
+  // of the bucket's first f32 and f32_amax_low[m], the low 16 bits of the
+  // first f32 of the bucket whose code is c0(m) + 1 (0 where the whole
+  // bucket has one code, then stored as c0(m) - 1); f32_amax_code[m] holds
+  // that code - (m >> 4).
+  int f32_amax_e0 = 0;
+  alignas(64) uint8_t f32_amax_code[128] = {};
+  alignas(64) uint16_t f32_amax_low[128] = {};
 
   // Whether every code lo..hi (filled) has a bf16 byte row.
   bool Bf16RowsCover(unsigned lo, unsigned hi) const {
@@ -191,8 +207,26 @@ struct Nvfp4ThresholdTable {
 
   // Fills the missing rows of the codes lo..hi (a chunk's scale codes
   // usually span a few binades; the span costs less to find than the set)
-  // and their `extra`.
+  // and their `extra`. Returns at once inside the last span filled for
+  // `extra` (grown while spans overlap): a call's chunks mostly repeat it.
   void Fill(unsigned lo, unsigned hi, Extra extra) {
+    unsigned* done = filled[extra == Extra::kRecip ? 0 : 1];
+    if (lo >= done[0] && hi <= done[1]) return;
+    FillSpan(lo, hi, extra);
+    if (lo <= done[1] + 1 && hi + 1 >= done[0]) {
+      done[0] = lo < done[0] ? lo : done[0];
+      done[1] = hi > done[1] ? hi : done[1];
+    } else {
+      done[0] = lo;
+      done[1] = hi;
+    }
+  }
+
+ private:
+  // Codes lo..hi filled (thr, thr16 and the extra), per Extra (empty: 1, 0).
+  unsigned filled[2][2] = {{1, 0}, {1, 0}};
+
+  void FillSpan(unsigned lo, unsigned hi, Extra extra) {
     uint64_t* have_extra = extra == Extra::kRecip ? have_recip : have_bf16;
     for (unsigned w = 0; w < 2; ++w) {
       const unsigned first = lo > 64 * w ? lo - 64 * w : 0;
@@ -230,7 +264,6 @@ struct Nvfp4ThresholdTable {
     }
   }
 
- private:
   static bool Has(const uint64_t* set, unsigned c) { return (set[c / 64] >> (c % 64) & 1) != 0; }
 
   // thr of code c from that of c - 8 when both are ue4m3 normals (c - 8 >=

@@ -1286,7 +1286,25 @@ class MxBlockQuantizer {
     const bool inf = chunk_amax >= 0x7F800000u;
     uint32_t span[2] = {0x7F, 0};  // the smallest and largest scale code
     if (a.mode == ScaleMode::kEven) {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#if HWY_TARGET == HWY_AVX3_DL
+      internal::Nvfp4ThresholdTable& tab = *a.thresholds;
+      if (kBf16 && tab.amax_e0 == 0) {
+        tab.amax_e0 = Exact::BuildBf16AmaxCodes(a.tensor_scale, tab.amax_code);
+      }
+      if (!kBf16 && tab.f32_amax_e0 == 0) {
+        tab.f32_amax_e0 = Exact::BuildF32AmaxCodes(a.tensor_scale, tab.ue4m3, tab.f32_amax_code,
+                                                   tab.f32_amax_low);
+      }
+      if (kBf16 && tab.amax_e0 > 0) {
+        Exact::ExactScaleCodesRnBf16(amax, nb, a.tensor_scale, tab.amax_e0, tab.amax_code,
+                                     scale_codes, span);
+      } else if (!kBf16 && tab.f32_amax_e0 > 0) {
+        Exact::ExactScaleCodesRnF32(amax, nb, a.tensor_scale, tab.f32_amax_e0,
+                                    tab.f32_amax_code, tab.f32_amax_low, scale_codes, span);
+      } else {
+        Exact::ExactScaleCodesRnNoMxcsr(amax, nb, a.tensor_scale, scale_codes, span);
+      }
+#elif HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
       Exact::ExactScaleCodesRnNoMxcsr(amax, nb, a.tensor_scale, scale_codes, span);
 #elif HWY_ARCH_X86
       Exact::ExactScaleCodesRnNoDaz(amax, nb, a.tensor_scale, scale_codes, span);

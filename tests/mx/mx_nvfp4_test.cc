@@ -765,6 +765,55 @@ TEST(MxNvfp4, Bf16EveryFiniteValueUnderTheSaturatedScaleEveryTarget) {
   }
 }
 
+TEST(MxNvfp4, Bf16EveryFiniteAmaxScaleCodeEveryTarget) {
+  // The bf16 scale codes come from one binade of amax (ue4m3 normals by
+  // an exponent shift; subnormal codes and NaN blocks by the quotient):
+  // one block per finite bf16 magnitude, that amax in lane h % 16 with
+  // either sign, beside elements of a quarter of it, under tensor scales
+  // whose 6 t lies at a binade's either side (1/3 rounded down and up),
+  // near the ends of the table's range (E0 = 1, 254) and outside it.
+  for (float t : {1.0f, 0.001f, F32FromBits(0x3DBF3CF4u), F32FromBits(0x3EAAAAAAu),
+                  F32FromBits(0x3EAAAAABu), 0x1p-118f, 3e-39f, 4e37f, 1e38f}) {
+    std::vector<uint16_t> x;
+    for (uint32_t h = 0; h < 0x7F80; ++h) {
+      const uint16_t quarter = static_cast<uint16_t>(h >= 0x0100 ? h - 0x0100 : 0);
+      for (uint32_t j = 0; j < 16; ++j) {
+        x.push_back(j == h % 16 ? static_cast<uint16_t>(h | (h / 16 % 2) << 15)
+                                : static_cast<uint16_t>(quarter | (j % 2) << 15));
+      }
+    }
+    ExpectBf16EveryTargetEqualsScalar(x, 16, t, absl::StrFormat("t=%a", static_cast<double>(t)));
+    // The kernel sends a whole vector of 32 blocks to the quotient when one
+    // needs it, so the amax whose codes lie near the subnormal (5..10) and
+    // saturated (0x7C, 0x7D, the first four of 0x7E) ends also fill whole
+    // vectors alone.
+    std::vector<uint8_t> in(2 * x.size());
+    std::memcpy(in.data(), x.data(), in.size());
+    absl::StatusOr<MxTensor> ref =
+        QuantizeNvfp4Exact(Format::kBF16, in, x.size() / 16, 16, t, ScaleMode::kEven,
+                           ElementLayout::kCodes, Impl{Impl::kScalar});
+    ASSERT_TRUE(ref.ok());
+    std::vector<uint16_t> edge;
+    int saturated = 0;
+    for (uint32_t h = 0; h < 0x7F80; ++h) {
+      const uint8_t c = ref->scales[h];
+      if ((c >= 5 && c <= 10) || c == 0x7C || c == 0x7D || (c == 0x7E && saturated++ < 4)) {
+        for (int k = 0; k < 32; ++k) {
+          edge.insert(edge.end(), x.begin() + 16 * h, x.begin() + 16 * h + 16);
+        }
+      }
+    }
+    if (!edge.empty()) {
+      ExpectBf16EveryTargetEqualsScalar(edge, 16, t,
+                                        absl::StrFormat("t=%a edges", static_cast<double>(t)));
+    }
+    // A chunk tail of 25 blocks (not a whole vector of 32).
+    x.resize(x.size() - 16 * 7);
+    ExpectBf16EveryTargetEqualsScalar(x, 16, t,
+                                      absl::StrFormat("t=%a tail", static_cast<double>(t)));
+  }
+}
+
 TEST(MxNvfp4, Bf16NanOrInfInEveryLaneOfAStepEveryTarget) {
   // A NaN or +-Inf element sends its chunk from the bf16 kernel to the
   // general path: one in each of the 64 lanes of one step (blocks 132..135,
@@ -1024,6 +1073,47 @@ TEST(MxNvfp4, F32ReciprocalUnclampedEncoderBoundsEveryTarget) {
 }
 
 #if defined(__x86_64__) || defined(__i386__)
+TEST(MxNvfp4, F32ScaleTiesInsideAmaxBucketsEveryTarget) {
+  // The f32 scale codes come from one binade of amax, each bucket of 2^16
+  // f32 (one 7-bit high mantissa) with at most one step at a midpoint of
+  // two codes times 6 t. Tensor scales of 13..19 significant bits make
+  // those midpoints f32 with nonzero low halves (a tie inside a bucket):
+  // every tie of codes 8..0x7E and its neighbours +-1 ulp, in binades 3
+  // apart, blocks of codes from 8 up only (no vector takes the quotient).
+  for (float t : {F32FromBits(0x3F803100u), F32FromBits(0x3C0A5600u), F32FromBits(0x4121F9C0u),
+                  F32FromBits(0x3F400100u)}) {
+    std::vector<float> x;
+    const double st = 6.0 * static_cast<double>(t);
+    for (int k = 8; k < 0x7E; ++k) {
+      const double mid = (Ue4m3(k) + Ue4m3(k + 1)) / 2 * st;
+      const float tie = static_cast<float>(mid);
+      if (static_cast<double>(tie) != mid) continue;
+      for (int s = -3; s <= 3; s += 3) {
+        for (int off = -1; off <= 1; ++off) {
+          const float a = F32FromBits(F32Bits(std::ldexp(tie, s)) + static_cast<uint32_t>(off));
+          if (!(static_cast<double>(a) >= 8 * st / 512 && std::isfinite(a))) continue;
+          x.push_back(off == 0 ? -a : a);
+          for (int j = 1; j < 16; ++j) x.push_back(a * 0.25f * static_cast<float>(j % 4));
+        }
+      }
+    }
+    ASSERT_GE(x.size(), 16u * 64) << t;  // ties inside buckets exist
+    while (x.size() % (16 * 32) != 0) x.insert(x.end(), x.end() - 16, x.end() - 16 + 16);
+    const size_t rows = x.size() / 16;
+    for (int64_t target : AvailableTargets()) {
+      const MxTensor got = QuantizeNvfp4(x, rows, 16, t, ScaleMode::kEven,
+                                         Nvfp4Arithmetic::kExact, Impl{target});
+      ASSERT_EQ(got.scales.size(), rows);
+      for (size_t b = 0; b < rows; ++b) {
+        const float amax = std::fabs(x[16 * b]);
+        ASSERT_EQ(got.scales[b], ExactScaleOracle(ScaleMode::kEven, amax, t))
+            << "t=" << t << " " << ImplName(Impl{target}) << " amax bits 0x" << std::hex
+            << F32Bits(amax);
+      }
+    }
+  }
+}
+
 TEST(MxNvfp4, ExactScalesIndependentOfCallerMxcsrEveryTarget) {
   // The AVX-512 kExact rn scale codes run without MXCSR writes (explicitly
   // rounded divisions), except for blocks whose quotient lies below 2^-6 or

@@ -105,7 +105,7 @@ class Nvfp4ExactOps {
   }
 
 #if HWY_TARGET == HWY_AVX3_DL
-  // The rn scale codes of one binade of bf16 amax for ExactScaleCodesRnBf16
+  // The rn scale codes of one binade of bf16 amax for ExactScaleCodesRnTable<false>
   // (Nvfp4ThresholdTable::amax_code, see there): returns E0, the biased
   // exponent of the amax binade 2^(E0 - 127) that holds 6 t / 2 (6 t exact
   // in f64), or -1 where E0 falls outside 1..254 (t not positive and
@@ -185,76 +185,6 @@ class Nvfp4ExactOps {
     return e0;
   }
 
-  // ExactScaleCodesRnBf16 for f32 amax: h, the high halves (E << 7 | m),
-  // as there, and the low halves l; the code is c0(m) + [l >= low(m)] +
-  // 8 (E - E0) (BuildF32AmaxCodes), the same steps scaled by 2^(E - E0).
-  static HWY_INLINE void ExactScaleCodesRnF32(const uint32_t* HWY_RESTRICT amax, size_t nb,
-                                              float tensor_scale, int e0,
-                                              const uint8_t* HWY_RESTRICT amax_code,
-                                              const uint16_t* HWY_RESTRICT amax_low,
-                                              uint8_t* HWY_RESTRICT scale_codes,
-                                              uint32_t* HWY_RESTRICT span) {
-    struct Table {
-      alignas(64) uint16_t v[32];
-    };
-    static constexpr Table kHigh = [] {  // the high / low u16 of each u32 of a pair
-      Table t{};
-      for (int j = 0; j < 32; ++j) t.v[j] = static_cast<uint16_t>(2 * j + 1);
-      return t;
-    }();
-    static constexpr Table kLow = [] {
-      Table t{};
-      for (int j = 0; j < 32; ++j) t.v[j] = static_cast<uint16_t>(2 * j);
-      return t;
-    }();
-    const __m512i high = _mm512_load_si512(kHigh.v);
-    const __m512i low = _mm512_load_si512(kLow.v);
-    const __m512i tlo = _mm512_load_si512(amax_code);
-    const __m512i thi = _mm512_load_si512(amax_code + 64);
-    const __m512i l0 = _mm512_load_si512(amax_low);
-    const __m512i l1 = _mm512_load_si512(amax_low + 32);
-    const __m512i l2 = _mm512_load_si512(amax_low + 64);
-    const __m512i l3 = _mm512_load_si512(amax_low + 96);
-    const __m512i bias = _mm512_set1_epi16(static_cast<int16_t>(-8 * e0));
-    const __m512i one = _mm512_set1_epi16(1);
-    const __m512i bit6 = _mm512_set1_epi16(0x40);
-    const __m512i eight = _mm512_set1_epi16(8);
-    const __m512i max_code = _mm512_set1_epi16(0x7E);
-    const __m512i min_normal = _mm512_set1_epi16(0x80);
-    const __m512i normal_span = _mm512_set1_epi16(0x7F7F - 0x80);
-    __m512i lo = _mm512_set1_epi16(0x7F), hi = _mm512_setzero_si512();
-    static_assert(internal::kMxChunkBlocks <= 32 * 32, "pending: one bit per vector");
-    uint32_t pending = 0;  // vectors for ExactScaleCodesRnNoMxcsr
-    for (size_t b = 0; b < nb; b += 32) {
-      const __mmask32 lanes =
-          nb - b >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((uint64_t{1} << (nb - b)) - 1);
-      const __m512i a0 = _mm512_maskz_loadu_epi32(static_cast<__mmask16>(lanes), amax + b);
-      const __m512i a1 =
-          _mm512_maskz_loadu_epi32(static_cast<__mmask16>(lanes >> 16), amax + b + 16);
-      const __m512i h = _mm512_permutex2var_epi16(a0, high, a1);
-      const __m512i l = _mm512_permutex2var_epi16(a0, low, a1);
-      const __m512i t = _mm512_maskz_permutex2var_epi8(0x5555555555555555ull, tlo, h, thi);
-      // low(m): m < 64 from l0, l1, else from l2, l3 (vpermt2w: 6 index bits).
-      const __m512i step = _mm512_mask_blend_epi16(_mm512_test_epi16_mask(h, bit6),
-                                                   _mm512_permutex2var_epi16(l0, h, l1),
-                                                   _mm512_permutex2var_epi16(l2, h, l3));
-      __m512i c = _mm512_add_epi16(_mm512_add_epi16(t, _mm512_srli_epi16(h, 4)), bias);
-      c = _mm512_mask_add_epi16(c, _mm512_cmpge_epu16_mask(l, step), c, one);
-      const __mmask32 nz = _mm512_test_epi16_mask(_mm512_or_si512(h, l), _mm512_or_si512(h, l));
-      if (HWY_UNLIKELY((_mm512_mask_cmplt_epi16_mask(nz, c, eight) |
-                        _mm512_mask_cmpgt_epu16_mask(nz, _mm512_sub_epi16(h, min_normal),
-                                                     normal_span)) != 0)) {
-        pending |= uint32_t{1} << (b / 32);
-        continue;
-      }
-      const __m512i code = _mm512_maskz_min_epi16(nz, c, max_code);
-      _mm512_mask_cvtepi16_storeu_epi8(scale_codes + b, lanes, code);
-      lo = _mm512_mask_min_epu16(lo, lanes, lo, code);
-      hi = _mm512_mask_max_epu16(hi, lanes, hi, code);
-    }
-    SpanAndPending(amax, nb, tensor_scale, lo, hi, pending, scale_codes, span);
-  }
-
   // span[0], span[1]: the smallest and largest u16 lane of lo, hi and the
   // codes of the `pending` vectors of 32 blocks (ExactScaleCodesRnNoMxcsr).
   static HWY_INLINE void SpanAndPending(const uint32_t* HWY_RESTRICT amax, size_t nb,
@@ -293,22 +223,40 @@ class Nvfp4ExactOps {
   // amax gives code 0. Vectors holding a code below 8 (ue4m3 subnormals),
   // a subnormal amax (not 1.m * 2^(E - 127)) or an amax above f32 max
   // (NaN) take ExactScaleCodesRnNoMxcsr.
-  static HWY_INLINE void ExactScaleCodesRnBf16(const uint32_t* HWY_RESTRICT amax, size_t nb,
-                                               float tensor_scale, int e0,
-                                               const uint8_t* HWY_RESTRICT amax_code,
-                                               uint8_t* HWY_RESTRICT scale_codes,
-                                               uint32_t* HWY_RESTRICT span) {
+  // For f32 amax (kF32) the low halves l count too: the code is c0(m) +
+  // [l >= low(m)] + 8 (E - E0) (BuildF32AmaxCodes, amax_low = low), the
+  // same steps scaled by 2^(E - E0).
+  template <bool kF32>
+  static HWY_INLINE void ExactScaleCodesRnTable(const uint32_t* HWY_RESTRICT amax, size_t nb,
+                                                float tensor_scale, int e0,
+                                                const uint8_t* HWY_RESTRICT amax_code,
+                                                const uint16_t* HWY_RESTRICT amax_low,
+                                                uint8_t* HWY_RESTRICT scale_codes,
+                                                uint32_t* HWY_RESTRICT span) {
     struct Table {
       alignas(64) uint16_t v[32];
     };
-    static constexpr Table kHigh = [] {  // the high u16 of each u32 of a pair
+    static constexpr Table kHigh = [] {  // the high / low u16 of each u32 of a pair
       Table t{};
       for (int j = 0; j < 32; ++j) t.v[j] = static_cast<uint16_t>(2 * j + 1);
+      return t;
+    }();
+    static constexpr Table kLow = [] {
+      Table t{};
+      for (int j = 0; j < 32; ++j) t.v[j] = static_cast<uint16_t>(2 * j);
       return t;
     }();
     const __m512i high = _mm512_load_si512(kHigh.v);
     const __m512i tlo = _mm512_load_si512(amax_code);
     const __m512i thi = _mm512_load_si512(amax_code + 64);
+    __m512i low, l0, l1, l2, l3;
+    if constexpr (kF32) {
+      low = _mm512_load_si512(kLow.v);
+      l0 = _mm512_load_si512(amax_low);
+      l1 = _mm512_load_si512(amax_low + 32);
+      l2 = _mm512_load_si512(amax_low + 64);
+      l3 = _mm512_load_si512(amax_low + 96);
+    }
     const __m512i bias = _mm512_set1_epi16(static_cast<int16_t>(-8 * e0));
     const __m512i eight = _mm512_set1_epi16(8);
     const __m512i max_code = _mm512_set1_epi16(0x7E);
@@ -326,8 +274,20 @@ class Nvfp4ExactOps {
       const __m512i h = _mm512_permutex2var_epi16(a0, high, a1);
       // amax_code[m] in the low byte (index: h's low byte, 7 bits = m).
       const __m512i t = _mm512_maskz_permutex2var_epi8(0x5555555555555555ull, tlo, h, thi);
-      const __m512i c = _mm512_add_epi16(_mm512_add_epi16(t, _mm512_srli_epi16(h, 4)), bias);
-      const __mmask32 nz = _mm512_test_epi16_mask(h, h);
+      __m512i c = _mm512_add_epi16(_mm512_add_epi16(t, _mm512_srli_epi16(h, 4)), bias);
+      __mmask32 nz;
+      if constexpr (kF32) {
+        const __m512i l = _mm512_permutex2var_epi16(a0, low, a1);
+        // low(m): m < 64 from l0, l1, else from l2, l3 (vpermt2w: 6 index bits).
+        const __m512i step = _mm512_mask_blend_epi16(
+            _mm512_test_epi16_mask(h, _mm512_set1_epi16(0x40)),
+            _mm512_permutex2var_epi16(l0, h, l1), _mm512_permutex2var_epi16(l2, h, l3));
+        c = _mm512_mask_add_epi16(c, _mm512_cmpge_epu16_mask(l, step), c,
+                                  _mm512_set1_epi16(1));
+        nz = _mm512_test_epi16_mask(_mm512_or_si512(h, l), _mm512_or_si512(h, l));
+      } else {
+        nz = _mm512_test_epi16_mask(h, h);
+      }
       // h - 0x80 (mod 2^16) beyond 0x7F7F - 0x80: subnormal amax (E = 0,
       // no 1.m) or NaN.
       if (HWY_UNLIKELY((_mm512_mask_cmplt_epi16_mask(nz, c, eight) |

@@ -1296,11 +1296,12 @@ class MxBlockQuantizer {
                                                    tab.f32_amax_low);
       }
       if (kBf16 && tab.amax_e0 > 0) {
-        Exact::ExactScaleCodesRnBf16(amax, nb, a.tensor_scale, tab.amax_e0, tab.amax_code,
-                                     scale_codes, span);
+        Exact::ExactScaleCodesRnTable<false>(amax, nb, a.tensor_scale, tab.amax_e0,
+                                             tab.amax_code, nullptr, scale_codes, span);
       } else if (!kBf16 && tab.f32_amax_e0 > 0) {
-        Exact::ExactScaleCodesRnF32(amax, nb, a.tensor_scale, tab.f32_amax_e0,
-                                    tab.f32_amax_code, tab.f32_amax_low, scale_codes, span);
+        Exact::ExactScaleCodesRnTable<true>(amax, nb, a.tensor_scale, tab.f32_amax_e0,
+                                            tab.f32_amax_code, tab.f32_amax_low, scale_codes,
+                                            span);
       } else {
         Exact::ExactScaleCodesRnNoMxcsr(amax, nb, a.tensor_scale, scale_codes, span);
       }

@@ -1052,21 +1052,27 @@ class StackBlockQuantizer : private StackOps {
   }
 #endif
 
+  // Byte kByte of each u32 lane of p0, then of p1: 32 bytes.
+  template <int kByte>
+  static HWY_INLINE __m256i U32Bytes2(__m512i p0, __m512i p1) {
+#if HWY_TARGET <= HWY_AVX3_DL
+    constexpr int b = kByte * 0x01010101;
+    const __m512i idx = _mm512_setr_epi32(
+        0x0C080400 + b, 0x1C181410 + b, 0x2C282420 + b, 0x3C383430 + b, 0x4C484440 + b,
+        0x5C585450 + b, 0x6C686460 + b, 0x7C787470 + b, 0, 0, 0, 0, 0, 0, 0, 0);
+    return _mm512_castsi512_si256(_mm512_permutex2var_epi8(p0, idx, p1));
+#else
+    const auto low = [](__m512i p) {
+      return _mm512_cvtepi32_epi8(kByte == 0 ? p : _mm512_srli_epi32(p, 8 * kByte));
+    };
+    return _mm256_set_m128i(low(p1), low(p0));
+#endif
+  }
+
   // NibblePairs of two vectors: 32 bytes.
   static HWY_INLINE __m256i NibblePairs2(__m512i n0, __m512i n1) {
     const __m512i m = _mm512_set1_epi32(kNibbleMadd);
-    const __m512i p0 = _mm512_madd_epi16(n0, m);
-    const __m512i p1 = _mm512_madd_epi16(n1, m);
-#if HWY_TARGET <= HWY_AVX3_DL
-    // Byte 2 of each u32 lane of p0, then of p1.
-    const __m512i idx = _mm512_setr_epi32(
-        0x0E0A0602, 0x1E1A1612, 0x2E2A2622, 0x3E3A3632, 0x4E4A4642, 0x5E5A5652,
-        0x6E6A6662, 0x7E7A7672, 0, 0, 0, 0, 0, 0, 0, 0);
-    return _mm512_castsi512_si256(_mm512_permutex2var_epi8(p0, idx, p1));
-#else
-    return _mm256_set_m128i(_mm512_cvtepi32_epi8(_mm512_srli_epi32(p1, 16)),
-                            _mm512_cvtepi32_epi8(_mm512_srli_epi32(p0, 16)));
-#endif
+    return U32Bytes2<2>(_mm512_madd_epi16(n0, m), _mm512_madd_epi16(n1, m));
   }
 
   // The scale codes of 16 blocks (of which `valid` are real) from their
@@ -1252,16 +1258,7 @@ class StackBlockQuantizer : private StackOps {
   // lanes c_even + 16 c_odd (vpmaddwd), then their low bytes.
   static HWY_INLINE __m256i NibbleBytes2(__m512i n0, __m512i n1) {
     const __m512i m = _mm512_set1_epi32(0x00100001);
-    const __m512i p0 = _mm512_madd_epi16(n0, m);
-    const __m512i p1 = _mm512_madd_epi16(n1, m);
-#if HWY_TARGET <= HWY_AVX3_DL
-    const __m512i idx = _mm512_setr_epi32(
-        0x0C080400, 0x1C181410, 0x2C282420, 0x3C383430, 0x4C484440, 0x5C585450,
-        0x6C686460, 0x7C787470, 0, 0, 0, 0, 0, 0, 0, 0);
-    return _mm512_castsi512_si256(_mm512_permutex2var_epi8(p0, idx, p1));
-#else
-    return _mm256_set_m128i(_mm512_cvtepi32_epi8(p1), _mm512_cvtepi32_epi8(p0));
-#endif
+    return U32Bytes2<0>(_mm512_madd_epi16(n0, m), _mm512_madd_epi16(n1, m));
   }
 
   // The 16 bytes of 32 nibbles in u16 lanes as BucketCount and the sign

@@ -619,8 +619,8 @@ class MxBlockQuantizer {
     // and takes bit 0 (s) from r.
     HWY_INLINE __m512i Index32(__m512i r, __mmask32 z, __m512i k2) const {
       const __m512i w = _mm512_subs_epu16(r, k2);
-      // imm 0xAC: A ? C : B per bit (A = 1, B = w >> 5, C = r).
-      const __m512i idx = _mm512_ternarylogic_epi32(one, _mm512_srli_epi16(w, 5), r, 0xAC);
+      // imm 0xD8: C ? B : A per bit (A = w >> 5, B = r, C = 1).
+      const __m512i idx = _mm512_ternarylogic_epi32(_mm512_srli_epi16(w, 5), r, one, 0xD8);
       return _mm512_mask_add_epi16(idx, z, idx, z_add);
     }
 
@@ -798,9 +798,11 @@ class MxBlockQuantizer {
       const __m512i h = _mm512_permutex2var_epi16(x0, f.high_idx, x1);
       const __m512i r = _mm512_shldi_epi16(h, h, 1);  // rotate: a << 1 | s
       _mm512_store_si512(halves + b * kBlock, r);
-      _store_mask32(reinterpret_cast<__mmask32*>(zbits + b),
-                    _mm512_kunpackw(_mm512_testn_epi32_mask(x1, f.low),
-                                    _mm512_testn_epi32_mask(x0, f.low)));
+      // The two 16-bit halves of zbits[b] (little-endian: lanes 0..15
+      // first), stored apart instead of joined in a mask register.
+      _store_mask16(reinterpret_cast<__mmask16*>(zbits + b), _mm512_testn_epi32_mask(x0, f.low));
+      _store_mask16(reinterpret_cast<__mmask16*>(zbits + b) + 1,
+                    _mm512_testn_epi32_mask(x1, f.low));
       return hn::Vec<decltype(d16)>{r};
     });
     if (nb % 2 != 0) {

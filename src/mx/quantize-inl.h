@@ -573,7 +573,7 @@ class MxBlockQuantizer {
   // single-table permute per 64 elements instead of two lookups, two
   // pmaddwd and a two-table permute (MxE2m1FromBf16::Pack).
   struct E2m1Bytes64 {
-    __m512i table_lo, table_hi, shifts, order;
+    __m512i table_lo, table_hi, shifts, order, one, z_add;
 
     template <bool kPadded>
     static HWY_INLINE E2m1Bytes64 Make(const typename TableCodec::Consts& k) {
@@ -606,16 +606,22 @@ class MxBlockQuantizer {
       // Bits 4, 20, 36, 52 into bytes 0..3 (the rest unused).
       r.shifts = _mm512_set1_epi64(0x0000000034241404LL);
       r.order = _mm512_load_si512(kOrder.v);
+      r.one = _mm512_set1_epi16(1);
+      r.z_add = k.z;
       return r;
     }
 
-    // MxE2m1FromBf16::Codes32's table index of the 32 values h (z, k2: as
-    // there): (((h & 0x7FFF) -sat K) >> 5) << 1 | s, + 64 at z.
-    static HWY_INLINE __m512i Index32(__m512i h, __mmask32 z, __m512i k2,
-                                      const typename TableCodec::Consts& k) {
-      const __m512i w = _mm512_subs_epu16(_mm512_and_si512(h, k.abs), k2);
-      const __m512i idx = _mm512_shldi_epi16(_mm512_srli_epi16(w, 5), h, 1);
-      return _mm512_mask_add_epi16(idx, z, idx, k.z);
+    // MxE2m1FromBf16::Codes32's table index (((a -sat K) >> 5) << 1 | s,
+    // + 64 at z) of the 32 values r = a << 1 | s of one block in
+    // F32HalvesPass1's rotated form; k2: 2K in both u16 halves. a >= K
+    // exactly when r >= 2K, so w = r -sat 2K is 2 (a - K) + s or 0, whose
+    // bits 6.. are (a -sat K) >> 5; one bit select keeps them as bits 1..
+    // and takes bit 0 (s) from r.
+    HWY_INLINE __m512i Index32(__m512i r, __mmask32 z, __m512i k2) const {
+      const __m512i w = _mm512_subs_epu16(r, k2);
+      // imm 0xD8: C ? B : A per bit (A = w >> 5, B = r, C = 1).
+      const __m512i idx = _mm512_ternarylogic_epi32(_mm512_srli_epi16(w, 5), r, one, 0xD8);
+      return _mm512_mask_add_epi16(idx, z, idx, z_add);
     }
 
     // The 64 codes (one per byte, or kPadded b4x16_p64 groups) of the
@@ -651,7 +657,7 @@ class MxBlockQuantizer {
   // per 64 elements instead of four lookups and 7 (MxFp6FromBf16::Codes32
   // and Pack).
   struct Fp6Bytes64 {
-    __m512i inside_lo, inside_hi, at_z_lo, at_z_hi, order;
+    __m512i inside_lo, inside_hi, at_z_lo, at_z_hi, order, one;
 
     template <bool kPadded>
     static HWY_INLINE Fp6Bytes64 Make(const typename TableCodec::Consts& k) {
@@ -675,15 +681,16 @@ class MxBlockQuantizer {
         }
         return t;
       }();
-      return {k.inside_lo, k.inside_hi, k.at_z_lo, k.at_z_hi, _mm512_load_si512(kOrder.v)};
+      return {k.inside_lo, k.inside_hi, k.at_z_lo,
+              k.at_z_hi, _mm512_load_si512(kOrder.v), _mm512_set1_epi16(1)};
     }
 
-    // MxFp6FromBf16::Codes32's table index of the 32 values h (k2: as
-    // there): ((h & 0x7FFF) -sat K) >> kShift.
-    static HWY_INLINE __m512i Index32(__m512i h, __m512i k2,
-                                      const typename TableCodec::Consts& k) {
-      return _mm512_srli_epi16(_mm512_subs_epu16(_mm512_and_si512(h, k.abs), k2),
-                               TableCodec::kShift);
+    // MxFp6FromBf16::Codes32's table index (a -sat K) >> kShift of the 32
+    // values r = a << 1 | s of one block in F32HalvesPass1's rotated form
+    // (k2: 2K in both u16 halves): r -sat 2K is 2 (a - K) + s or 0 (as
+    // E2m1Bytes64::Index32).
+    static HWY_INLINE __m512i Index32(__m512i r, __m512i k2) {
+      return _mm512_srli_epi16(_mm512_subs_epu16(r, k2), TableCodec::kShift + 1);
     }
 
     // Two blocks' 32-bit lane masks as one 64-bit mask in PackedByte order.
@@ -693,16 +700,17 @@ class MxBlockQuantizer {
     }
 
     // The 64 codes (one per byte, or kPadded b6x16_p32 groups) of two
-    // blocks: their values ha, hb, indices ia, ib and z flags za, zb.
+    // blocks: their values ra, rb (rotated form: the sign in bit 0),
+    // indices ia, ib and z flags za, zb.
     template <bool kPadded>
-    HWY_INLINE __m512i Encode(__m512i ha, __m512i hb, __m512i ia, __m512i ib, uint32_t za,
+    HWY_INLINE __m512i Encode(__m512i ra, __m512i rb, __m512i ia, __m512i ib, uint32_t za,
                               uint32_t zb) const {
       const __m512i p = _mm512_packus_epi16(ia, ib);
       __m512i c = _mm512_mask_blend_epi8(Packed(za, zb),
                                          _mm512_permutex2var_epi8(inside_lo, p, inside_hi),
                                          _mm512_permutex2var_epi8(at_z_lo, p, at_z_hi));
-      const __mmask64 s = Packed(_cvtmask32_u32(_mm512_movepi16_mask(ha)),
-                                 _cvtmask32_u32(_mm512_movepi16_mask(hb)));
+      const __mmask64 s = Packed(_cvtmask32_u32(_mm512_test_epi16_mask(ra, one)),
+                                 _cvtmask32_u32(_mm512_test_epi16_mask(rb, one)));
       c = _mm512_mask_add_epi8(c, s, c, _mm512_set1_epi8(0x20));
       if constexpr (kPadded) {
         const __m512i pairs = _mm512_maddubs_epi16(c, _mm512_set1_epi16(0x4001));
@@ -742,7 +750,11 @@ class MxBlockQuantizer {
         [&](size_t b, __m512i bits, __m512i s) {
           const __mmask16 nonzero = _mm512_test_epi32_mask(bits, bits);
           bad |= _mm512_mask_cmplt_epi32_mask(nonzero, s, min_x);
-          _mm512_store_si512(k2 + b, TableCodec::K2(_mm512_maskz_mov_epi32(nonzero, s)));
+          // 2K for the rotated form (Index32), in u16 lanes: X <= 125
+          // (amax < 2^128, emax >= 2) and the K2 base <= 124 give K <
+          // 256 << 7 = 2^15.
+          const __m512i k = TableCodec::K2(_mm512_maskz_mov_epi32(nonzero, s));
+          _mm512_store_si512(k2 + b, _mm512_add_epi16(k, k));
         });
     if (!finite || bad != 0) return false;
     if (padded) {
@@ -753,11 +765,13 @@ class MxBlockQuantizer {
     return true;
   }
 
-  // Pass 1 of RunF32Halves: per block b, its 32 values in F32Halves form
-  // (the high halves at halves + 32 b, the z flags in zbits[b], bit j:
-  // lane j) and amax[b], the largest |x| with its low 16 bits cleared (the
-  // max of the high halves, in u16 lanes; 0 past nb up to a multiple of
-  // 16). After an odd nb, block nb is +0 (halves 0, z 0). Truncation keeps
+  // Pass 1 of RunF32Halves: per block b, its 32 values in F32Halves form,
+  // the high halves h = s << 15 | a rotated to r = a << 1 | s (at halves +
+  // 32 b; the rotation serves both the max tree, as |x| without an AND,
+  // and pass 3's Index32) and the z flags (zbits[b], bit j: lane j), and
+  // amax[b], the largest |x| with its low 16 bits cleared (max r >> 1, in
+  // u16 lanes: the max of 2 a + s is 2 max a or 2 max a + 1; 0 past nb up
+  // to a multiple of 16). After an odd nb, block nb is +0 (r 0, z 0). Truncation keeps
   // the order of magnitudes and every exponent field, so the floor scale
   // code (the exponent of amax: docs/semantics.md section 5), the Inf /
   // NaN detection (bits >= 0x7F800000) and the X >= kMinX check read the
@@ -774,7 +788,6 @@ class MxBlockQuantizer {
     const hn::CappedTag<uint16_t, kBlock> d16;
     static_assert(hn::MaxLanes(d16) == kBlock, "one block per u16 vector");
     const F32Halves f = TableCodec::template Make<false>().f32;
-    const __m512i abs16 = _mm512_set1_epi16(0x7FFF);
     HWY_ALIGN uint16_t amax16[kMaxBlocks];
     BlockMaxima<kBlock>(d16, nb, amax16, [&](size_t b, size_t /*i*/) {
       // Each f32 vector loaded once (GCC would fold the load into both the
@@ -783,19 +796,24 @@ class MxBlockQuantizer {
       __m512i x1 = _mm512_loadu_si512(src + b * kBlock * kSrcBytes + 64);
       asm("" : "+v"(x0), "+v"(x1));  // NOLINT(hicpp-no-assembler)
       const __m512i h = _mm512_permutex2var_epi16(x0, f.high_idx, x1);
-      _mm512_store_si512(halves + b * kBlock, h);
-      _store_mask32(reinterpret_cast<__mmask32*>(zbits + b),
-                    _mm512_kunpackw(_mm512_testn_epi32_mask(x1, f.low),
-                                    _mm512_testn_epi32_mask(x0, f.low)));
-      return hn::Vec<decltype(d16)>{_mm512_and_si512(h, abs16)};
+      const __m512i r = _mm512_shldi_epi16(h, h, 1);  // rotate: a << 1 | s
+      _mm512_store_si512(halves + b * kBlock, r);
+      // The two 16-bit halves of zbits[b] (little-endian: lanes 0..15
+      // first), stored apart instead of joined in a mask register.
+      _store_mask16(reinterpret_cast<__mmask16*>(zbits + b), _mm512_testn_epi32_mask(x0, f.low));
+      _store_mask16(reinterpret_cast<__mmask16*>(zbits + b) + 1,
+                    _mm512_testn_epi32_mask(x1, f.low));
+      return hn::Vec<decltype(d16)>{r};
     });
     if (nb % 2 != 0) {
       _mm512_store_si512(halves + nb * kBlock, _mm512_setzero_si512());
       zbits[nb] = 0;
     }
     for (size_t b = 0; b < nb; b += 16) {
+      // max r = 2 max a + (some s): the high half of amax is max r >> 1.
       const __m256i m = _mm256_load_si256(reinterpret_cast<const __m256i*>(amax16 + b));
-      _mm512_store_si512(amax + b, _mm512_slli_epi32(_mm512_cvtepu16_epi32(m), 16));
+      _mm512_store_si512(amax + b,
+                         _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_srli_epi16(m, 1)), 16));
     }
   }
 
@@ -823,11 +841,11 @@ class MxBlockQuantizer {
       const __m512i hb = _mm512_load_si512(halves + (b + 1) * kBlock);
       if constexpr (kElem == Format::kE2M1) {
         return bytes64.template Encode<kPadded>(
-            E2m1Bytes64::Index32(ha, static_cast<__mmask32>(zbits[b]), ka, k),
-            E2m1Bytes64::Index32(hb, static_cast<__mmask32>(zbits[b + 1]), kb, k));
+            bytes64.Index32(ha, static_cast<__mmask32>(zbits[b]), ka),
+            bytes64.Index32(hb, static_cast<__mmask32>(zbits[b + 1]), kb));
       } else {
-        return bytes64.template Encode<kPadded>(ha, hb, Fp6Bytes64::Index32(ha, ka, k),
-                                                Fp6Bytes64::Index32(hb, kb, k), zbits[b],
+        return bytes64.template Encode<kPadded>(ha, hb, Fp6Bytes64::Index32(ha, ka),
+                                                Fp6Bytes64::Index32(hb, kb), zbits[b],
                                                 zbits[b + 1]);
       }
     };

@@ -4,6 +4,7 @@
 // padding, every scale code, ties, a caller's FTZ / DAZ, row ranges).
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -518,6 +519,60 @@ TEST(MxSimd, F32HalvesAmaxEveryTarget) {
       ASSERT_NO_FATAL_FAILURE(ExpectEveryLayoutAndModeEqualsScalar(
           f, Format::kF32, in, bits.size() / cols, cols,
           [&bits](size_t i) { return absl::StrFormat("input 0x%08x", bits[i]); }));
+    }
+  }
+}
+
+TEST(MxSimd, F32HalvesSignedMaxAtEveryLaneEveryTarget) {
+  // f32 into MXFP4 / MXFP6 on AVX3_DL (floor mode): pass 1 keeps each high
+  // half rotated, r = |h| << 1 | sign, takes amax as max r >> 1 and stores
+  // the z flags of lanes 0..15 and 16..31 of a block apart; pass 3
+  // subtracts 2K from r and takes the sign from its bit 0. Per lane
+  // position j of a block: the amax at lane j, negative in every second
+  // block (its r then exceeds a positive value one high-half ulp below it
+  // by 3, and a positive copy with the low half cleared by 1), bucket
+  // lower ends (ties) and low-half-only offsets next to it and in the
+  // other 16-lane half, values below the block's K with both signs (codes
+  // +-0), f32 subnormals; amax exponents from the smallest table-eligible
+  // scale (X = kMinX) and just below it up to the largest finite (2K near
+  // 2^16). 64 columns (block pairs), then one block alone at the end.
+  std::mt19937 rng(20261127);
+  std::vector<uint32_t> bits;
+  const uint32_t exps[] = {3, 4, 5, 6, 7, 40, 127, 200, 253, 254};
+  for (const uint32_t e : exps) {
+    for (size_t j = 0; j < 32; ++j) {
+      for (uint32_t neg = 0; neg < 2; ++neg) {
+        const uint32_t r0 = static_cast<uint32_t>(rng());
+        const uint32_t amax = e << 23 | ((r0 & 0x7F0000u) | 0x10000u) | (r0 & 0xFFFFu);
+        uint32_t block[32];
+        for (size_t i = 0; i < 32; ++i) {
+          const uint32_t r = static_cast<uint32_t>(rng());
+          const uint32_t ei = e > 3 + r % 14 ? e - 3 - r % 14 : 0;
+          uint32_t v = ei << 23 | (r & 0x7FFFFFu);
+          if (i % 5 == 0) v &= ~0x1FFFFFu;   // a bucket's lower end (every format)
+          if (i % 7 == 0) v = ei << 23 | 1u;  // low half only above a binade
+          if (i % 11 == 0) v = r & 0xFFFFFu;  // f32 subnormal
+          block[i] = v | (r >> 31) << 31;
+        }
+        block[j] = amax | neg << 31;
+        block[(j + 1) % 32] = amax - 0x10000u;               // one high-half ulp below
+        block[(j + 2) % 32] = (amax & ~0xFFFFu) | 1u << 31;  // same high half, low 0
+        block[(j + 16) % 32] = (amax & ~0x1FFFFFu) | (j % 2) << 31;  // tie, other half
+        block[(j + 17) % 32] = (amax & ~0x1FFFFFu) | 1u;             // low half only
+        bits.insert(bits.end(), block, block + 32);
+      }
+    }
+  }
+  bits.resize(bits.size() - 32);  // an odd number of blocks: the last alone
+  std::vector<uint8_t> in(bits.size() * 4);
+  std::memcpy(in.data(), bits.data(), in.size());
+  for (const size_t cols : {size_t{64}, size_t{32}}) {
+    const size_t rows = bits.size() / cols;
+    const std::vector<uint8_t> part(in.begin(),
+                                    in.begin() + static_cast<std::ptrdiff_t>(rows * cols * 4));
+    for (MxFormat f : {MxFormat::kMxfp4, MxFormat::kMxfp6E2m3, MxFormat::kMxfp6E3m2}) {
+      ASSERT_NO_FATAL_FAILURE(
+          ExpectEveryLayoutAndModeEqualsScalar(f, Format::kF32, part, rows, cols));
     }
   }
 }

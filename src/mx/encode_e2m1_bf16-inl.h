@@ -94,8 +94,17 @@ struct MxE2m1FromBf16 {
     return _mm512_or_si512(k, _mm512_slli_epi32(k, 16));
   }
 
-  // Added to K2 for Encode64Bf16 (K + 1 in both halves).
-  static constexpr uint32_t kBf16K2Add = 0x00010001u;
+  // Encode64Bf16's K2 (kMinX and K2, as FastTail reads them): 2 (K + 1) =
+  // (X + 124) << 8 | 2 in both halves (X <= 127: below 2^16).
+  struct Bf16K {
+    static constexpr int kMinX = -124;
+    static HWY_INLINE __m512i K2(__m512i x) {
+      const __m512i k = _mm512_or_si512(
+          _mm512_slli_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(124)), 8),
+          _mm512_set1_epi32(2));
+      return _mm512_or_si512(k, _mm512_slli_epi32(k, 16));
+    }
+  };
 
   // Code at the inside of bucket b (y strictly above its lower end) and at
   // its lower end (z), per binade E' = b / 4 of y:
@@ -113,7 +122,7 @@ struct MxE2m1FromBf16 {
   // The constants, built once per chunk.
   struct Consts {
     __m512i abs, low5, z, table_lo, table_hi, weights, idx;
-    __m512i p5, bf16_lo, bf16_hi, low_bytes, weights8;  // Encode64Bf16
+    __m512i idx_bits, bf16_lo, bf16_hi, low_bytes, weights8;  // Encode64Bf16
     F32Halves f32;  // f32 sources
   };
   template <bool kPadded>
@@ -165,7 +174,7 @@ struct MxE2m1FromBf16 {
       return t;
     }();
     Consts k;
-    k.p5 = _mm512_set1_epi16(0x20);
+    k.idx_bits = _mm512_set1_epi16(0x3E);
     k.bf16_lo = _mm512_load_si512(kBf16Codes.v);
     k.bf16_hi = _mm512_load_si512(kBf16Codes.v + 64);
     k.low_bytes = _mm512_load_si512(kLowBytes.v);
@@ -210,28 +219,33 @@ struct MxE2m1FromBf16 {
   }
 
   // The 64 codes of two blocks of bf16 values at p as stored (see Pack);
-  // k2a, k2b: K2(X) + kBf16K2Add of their scales. The lower end of a bucket
-  // is told apart without z: with w1 = a -sat (K + 1) (= w - 1 for w >= 1)
-  // and b' = w1 >> 5, the pair (b', p), p = bit 5 of a (= bit 5 of w, K
-  // being a multiple of 128: the parity of the bucket b = w >> 5), has
+  // k2a, k2b: Bf16K::K2(X) of their scales, 2 (K + 1). The lower end of a
+  // bucket is told apart without z: with w1 = a -sat (K + 1) (= w - 1 for w
+  // >= 1) and b' = w1 >> 5, the pair (b', p), p = bit 5 of a (= bit 5 of
+  // w, K being a multiple of 128: the parity of the bucket b = w >> 5), has
   // p == b' % 2 inside bucket b' (w in (32 b', 32 b' + 32), and w = 0: y =
   // 2^-3 or below, code 0 in either bucket 0 entry) and p != b' % 2 at the
-  // lower end w = 32 (b' + 1) of the next bucket:
-  //   w1 = a -sat (K + 1)          [b' in bits 5..9]
-  //   u  = w1 >> 5 | (h & 0x20)    [p in bit 5]
-  //   i  = u << 1 | s              [one VBMI2 funnel shift]
-  // The u16 indices of both blocks go to bytes (one vpermt2b), one vpermi2b
-  // of a 128-byte table gives the 64 codes | s << 3, and kPadded: one
-  // pmaddubsw (even + 16 * odd code) and one vpackuswb with zeros give the
-  // b4x16_p64 groups (128-bit lane L: elements 16 L .. 16 L + 15).
-  // 14 operations per 64 elements (padded).
+  // lower end w = 32 (b' + 1) of the next bucket. The index i = p << 6 |
+  // b' << 1 | s comes from h rotated left by one bit, r = a << 1 | s (s in
+  // bit 0, p in bit 6), which also serves as the magnitude (no AND with
+  // 0x7FFF):
+  //   r  = rotl(h, 1)                  [one VBMI2 funnel shift]
+  //   w2 = r -sat 2 (K + 1)            [2 w1 + s, or 0 for a < K + 1]
+  //   i  = (w2 >> 5) & 0x3E | r & 0x41 [b' in bits 1..5; one ternlog]
+  // (w2 = 0 is w1 = 0, whatever s: bits 0 and 6 come from r.) The u16
+  // indices of both blocks go to bytes (one vpermt2b), one vpermi2b of a
+  // 128-byte table (bit 7 of the index unused) gives the 64 codes | s << 3,
+  // and kPadded: one pmaddubsw (even + 16 * odd code) and one vpackuswb
+  // with zeros give the b4x16_p64 groups (128-bit lane L: elements 16 L ..
+  // 16 L + 15). 12 operations per 64 elements (padded).
   template <bool kPadded>
   static HWY_INLINE __m512i Encode64Bf16(const uint8_t* HWY_RESTRICT p, __m512i k2a, __m512i k2b,
                                          const Consts& k) {
     const auto index = [&k](__m512i h, __m512i k2) {
-      const __m512i w1 = _mm512_subs_epu16(_mm512_and_si512(h, k.abs), k2);
-      const __m512i u = _mm512_ternarylogic_epi32(_mm512_srli_epi16(w1, 5), h, k.p5, 0xF8);
-      return _mm512_shldi_epi16(u, h, 1);
+      const __m512i r = _mm512_shldi_epi16(h, h, 1);
+      const __m512i w2 = _mm512_subs_epu16(r, k2);
+      // (k.idx_bits ? w2 >> 5 : r) per bit.
+      return _mm512_ternarylogic_epi32(_mm512_srli_epi16(w2, 5), r, k.idx_bits, 0xE4);
     };
     __m512i ha = _mm512_loadu_si512(p);
     __m512i hb = _mm512_loadu_si512(p + 64);

@@ -87,8 +87,8 @@ struct MxFp6FromBf16 {
     return best;  // past max the nearest is 31 (satfinite)
   }
 
-  // Added to K2 for Encode64Bf16 (none).
-  static constexpr uint32_t kBf16K2Add = 0;
+  // Encode64Bf16's K2 (kMinX and K2, as FastTail reads them): K2 itself.
+  using Bf16K = MxFp6FromBf16;
 
   struct Consts {
     __m512i abs, low, sign, inside_lo, inside_hi, at_z_lo, at_z_hi, weights, idx;

@@ -408,20 +408,17 @@ class MxBlockQuantizer {
     };
     // Blocks of amax 0 (every element +-0) pass with any constants.
 #if defined(MXPACK_HAVE_MX_E2M1_BF16) || defined(MXPACK_HAVE_MX_FP8_BF16)
-    // The K2 of table codec *tag per block, plus `add`, into k2 (any for
-    // blocks of amax 0, all +-0); false for a chunk with Inf or NaN. `low`:
-    // some nonzero block has X below the codec's kMinX.
-    [[maybe_unused]] const auto table_k2 = [&](auto* tag, uint32_t* HWY_RESTRICT k2, bool& low,
-                                                uint32_t add = 0) {
+    // The K2 of table codec *tag per block into k2 (any for blocks of amax
+    // 0, all +-0); false for a chunk with Inf or NaN. `low`: some nonzero
+    // block has X below the codec's kMinX.
+    [[maybe_unused]] const auto table_k2 = [&](auto* tag, uint32_t* HWY_RESTRICT k2, bool& low) {
       using Codec = std::remove_pointer_t<decltype(tag)>;
       __mmask16 bad = 0;
       const __m512i min_x = _mm512_set1_epi32(Codec::kMinX);
-      const __m512i vadd = _mm512_set1_epi32(static_cast<int>(add));
       const bool finite = codes([&](size_t b, __m512i bits, __m512i s) {
         const __mmask16 nonzero = _mm512_test_epi32_mask(bits, bits);
         bad |= _mm512_mask_cmplt_epi32_mask(nonzero, s, min_x);
-        _mm512_store_si512(
-            k2 + b, _mm512_add_epi32(Codec::K2(_mm512_maskz_mov_epi32(nonzero, s)), vadd));
+        _mm512_store_si512(k2 + b, Codec::K2(_mm512_maskz_mov_epi32(nonzero, s)));
       });
       low = bad != 0;
       return finite;
@@ -456,11 +453,9 @@ class MxBlockQuantizer {
       // take the folded range encoder below.
       HWY_ALIGN uint32_t k2[kMaxBlocks];
       bool low = false;
-      // (bf16: Encode64Bf16's K2, offset by kBf16K2Add.)
-      if (!table_k2(static_cast<TableCodec*>(nullptr), k2, low,
-                    kBf16 ? TableCodec::kBf16K2Add : 0)) {
-        return false;
-      }
+      // (bf16: Encode64Bf16's K2, TableCodec::Bf16K.)
+      using K2Codec = std::conditional_t<kBf16, typename TableCodec::Bf16K, TableCodec>;
+      if (!table_k2(static_cast<K2Codec*>(nullptr), k2, low)) return false;
       if (!low && (!kBf16 || nvalid == nb * kBlock)) {
         if (padded) {
           EncodeChunkTable<true>(src, k2, nb, out, a.prefetch_l2);
@@ -872,7 +867,7 @@ class MxBlockQuantizer {
   // elements (two blocks) per step by TableCodec::Encode64Bf16 (bf16) or
   // by TableCodec::Codes32 on each block's F32Halves halves and Pack (f32),
   // then an odd last block through zero-padded buffers. k2:
-  // TableCodec::K2 of each block's scale (bf16: plus kBf16K2Add).
+  // TableCodec::K2 of each block's scale (bf16: TableCodec::Bf16K::K2).
   // (Integer and table operations only: MXCSR plays no part.)
   template <bool kPadded>
   static HWY_NOINLINE void EncodeChunkTable(const uint8_t* HWY_RESTRICT src,

@@ -462,7 +462,7 @@ class StackBlockQuantizer : private StackOps {
         // Mx4Bf16Nibbles' subtrahend (s << 7) + kMx4Origin and signed-lane
         // bound 0x8000 + z (CtMxfp4Bf16Block's z) for s = code - 127 in
         // [-124, 125] (else the block is bad); with the e2m1 byte table
-        // (Mx4TableIndex) K = (s + 124) << 7 and z + 1.
+        // (Mx4TableIndex) K + 1 = ((s + 124) << 7) + 1 and z + 1.
         const __m512i c = code.raw;
         const __m512i s = _mm512_sub_epi32(c, _mm512_set1_epi32(127));
         mx4_bad[b / 16] = static_cast<uint16_t>(~_mm512_mask_cmple_epu32_mask(
@@ -471,7 +471,7 @@ class StackBlockQuantizer : private StackOps {
         const __m512i sub = _mm512_and_si512(
             _mm512_add_epi32(
                 _mm512_slli_epi32(s, 7),
-                _mm512_set1_epi32(kMx4Table ? 124 << 7 : kMx4Origin)),
+                _mm512_set1_epi32(kMx4Table ? (124 << 7) + 1 : kMx4Origin)),
             _mm512_set1_epi32(0xFFFF));
         // z: (s - 7) << 7 for s >= 8, 1 << (s - 1) for 1 <= s <= 7, else 0.
         const __m512i one = _mm512_set1_epi32(1);
@@ -616,10 +616,10 @@ class StackBlockQuantizer : private StackOps {
         // v < 0x87 where |x| < S + 0x80 (below e4m3's smallest normal 2^-6
         // after the scale: the slow lanes, and +-0 among them), and in
         // every lane of a block without fast path (v = 0); only then the
-        // exact test 0 < |x| < S + 0x80, or the block's bound 0xFFFF.
-        if (HWY_UNLIKELY(!_kortestz_mask32_u8(
-                _mm512_cmplt_epu16_mask(v0, K16(0x87).raw),
-                _mm512_cmplt_epu16_mask(v1, K16(0x87).raw)))) {
+        // exact test 0 < |x| < S + 0x80, or the block's bound 0xFFFF. (A
+        // lane of either block below 0x87 is one of their minimum.)
+        if (HWY_UNLIKELY(_mm512_cmplt_epu16_mask(_mm512_min_epu16(v0, v1),
+                                                 K16(0x87).raw) != 0)) {
           const __mmask32 slow0 = _mm512_cmplt_epu16_mask(
               _mm512_sub_epi16(a0, K16(1).raw),
               _mm512_set1_epi32(static_cast<int>(mx_bound[b])));
@@ -661,20 +661,12 @@ class StackBlockQuantizer : private StackOps {
           StoreNibbles(codes_of(v), elements + v * N / 2);
       };
 #ifdef MXPACK_HAVE_MX_E2M1_BF16
-      // The nibbles of two blocks by one lookup in the e2m1 byte table:
-      // the index bytes in element order (the low byte of each u16 lane),
-      // the codes, then c_even + 16 c_odd in u16 lanes (vpmaddubsw) and
-      // their low bytes.
+      // The nibbles of two blocks by one lookup in the e2m1 byte table of
+      // MxE2m1FromBf16::Encode64Bf16: the index bytes in element order (the
+      // low byte of each u16 lane), the codes, then c_even + 16 c_odd in
+      // u16 lanes (vpmaddubsw) and their low bytes.
       const MxE2m1FromBf16::Consts k = MxE2m1FromBf16::Make<false>();
-      HWY_ALIGN static constexpr uint8_t kEven[64] = {
-          0,   2,   4,   6,   8,   10,  12,  14,  16,  18,  20,  22,  24,
-          26,  28,  30,  32,  34,  36,  38,  40,  42,  44,  46,  48,  50,
-          52,  54,  56,  58,  60,  62,  64,  66,  68,  70,  72,  74,  76,
-          78,  80,  82,  84,  86,  88,  90,  92,  94,  96,  98,  100, 102,
-          104, 106, 108, 110, 112, 114, 116, 118, 120, 122, 124, 126};
-      const __m512i even = _mm512_load_si512(kEven);
       const __m512i weights = _mm512_set1_epi16(0x1001);
-      const __m512i z64 = _mm512_set1_epi8(64);
       for (size_t g = 0; g < nb; g += 16) {
         if (HWY_UNLIKELY(mx4_bad[g / 16] != 0 || nan16[g / 16] != 0 ||
                          nb - g < 16)) {
@@ -683,24 +675,23 @@ class StackBlockQuantizer : private StackOps {
         }
         for (size_t b = g; b < g + 16; b += 2) {
           const uint8_t* p = in + b * kBlock * kIn;
-          __mmask32 z0, z1;
+          __m512i x0 = _mm512_loadu_si512(p);
+          __m512i x1 = _mm512_loadu_si512(p + 64);
+          // One load per block: GCC would otherwise fold it into each use.
+          asm("" : "+v"(x0), "+v"(x1));  // NOLINT(hicpp-no-assembler)
           const __m512i i0 = Mx4TableIndex(
-              _mm512_loadu_si512(p),
-              _mm512_set1_epi32(static_cast<int>(mx_sub[b])),
-              _mm512_set1_epi32(static_cast<int>(mx_bound[b])), k, z0);
+              x0, _mm512_set1_epi32(static_cast<int>(mx_sub[b])),
+              _mm512_set1_epi32(static_cast<int>(mx_bound[b])), k);
           const __m512i i1 = Mx4TableIndex(
-              _mm512_loadu_si512(p + 64),
-              _mm512_set1_epi32(static_cast<int>(mx_sub[b + 1])),
-              _mm512_set1_epi32(static_cast<int>(mx_bound[b + 1])), k, z1);
-          // (Index bytes < 48 before the + 64: no carry.)
-          __m512i idx = _mm512_permutex2var_epi8(i0, even, i1);
-          idx = _mm512_mask_add_epi8(idx, _mm512_kunpackd(z1, z0), idx, z64);
-          const __m512i c =
-              _mm512_permutex2var_epi8(k.table_lo, idx, k.table_hi);
+              x1, _mm512_set1_epi32(static_cast<int>(mx_sub[b + 1])),
+              _mm512_set1_epi32(static_cast<int>(mx_bound[b + 1])), k);
+          const __m512i idx = _mm512_permutex2var_epi8(i0, k.low_bytes, i1);
+          const __m512i c = _mm512_permutex2var_epi8(k.bf16_lo, idx, k.bf16_hi);
           const __m512i pairs = _mm512_maddubs_epi16(c, weights);
           _mm256_storeu_si256(
               reinterpret_cast<__m256i*>(elements + b * kOutPerBlock),
-              _mm512_castsi512_si256(_mm512_permutexvar_epi8(even, pairs)));
+              _mm512_castsi512_si256(
+                  _mm512_permutexvar_epi8(k.low_bytes, pairs)));
         }
       }
       return;
@@ -995,13 +986,13 @@ class StackBlockQuantizer : private StackOps {
   //   code = (v0 + 7 + lsb) >> 4 = (v + lsb) >> 4,
   // where lsb (bit 4 of v0, ties to even) may be read from v: the + 7
   // carries into bit 4 only where v0's low bits are 9..15, which round up
-  // whatever lsb is. Then (v + lsb) << 4 (< 0x8000) puts the code in bits
-  // 8..14 and x's sign bit joins it. v: a -sat (S - 7) (s >= -119).
+  // whatever lsb is. Then (v + lsb) << 4 = (v << 4) + (v & 0x10)
+  // (< 0x8000) puts the code in bits 8..14 and x's sign bit joins it. v:
+  // a -sat (S - 7) (s >= -119).
   static HWY_INLINE __m512i Mx8Bf16Codes(__m512i x, __m512i v) {
-    const __m512i r = _mm512_mask_add_epi16(
-        v, _mm512_test_epi16_mask(v, K16(0x10).raw), v, K16(1).raw);
-    return _mm512_ternarylogic_epi32(_mm512_slli_epi16(r, 4), x,
-                                     K16(0x8000).raw, 0xF8);
+    const __m512i r = _mm512_add_epi16(_mm512_slli_epi16(v, 4),
+                                       _mm512_and_si512(v, K16(0x10).raw));
+    return _mm512_ternarylogic_epi32(r, x, K16(0x8000).raw, 0xF8);
   }
 
   // The MXFP4 nibbles of one block of 32 bf16 x as CtMxfp4Bf16Block's
@@ -1033,22 +1024,22 @@ class StackBlockQuantizer : private StackOps {
   }
 
 #ifdef MXPACK_HAVE_MX_E2M1_BF16
-  // The e2m1 byte-table index (MxE2m1FromBf16::Codes32) of each of the 32
-  // bf16 x of one block, which gives compressed-tensors' nibble (as
-  // CtMxfp4Bf16Block) for blocks without NaN: q = x 2^-s is exact where it
-  // is an f32 normal, |q| < 8 (see Mx4Bf16Nibbles), and E2m1Nibble rounds
-  // q to nearest even as the table does; k2: K = (s + 124) << 7 in u16
-  // lanes. The sign bit comes from x -sat (z + 1) (z1), which keeps bit 15
-  // exactly where x is negative and |x| > z (CtMxfp4Bf16Block's z: q is
-  // not zero after RoundToDtype); lanes with |x| <= z have w = 0, code 0.
-  // The caller adds 64 where z_lanes (M % 32 == 0) has a bit.
-  static HWY_INLINE __m512i Mx4TableIndex(__m512i x, __m512i k2, __m512i z1,
-                                          const MxE2m1FromBf16::Consts& k,
-                                          __mmask32& z_lanes) {
-    const __m512i w = _mm512_subs_epu16(_mm512_and_si512(x, k.abs), k2);
-    z_lanes = _mm512_testn_epi16_mask(x, k.low5);
-    return _mm512_shldi_epi16(_mm512_srli_epi16(w, 5), _mm512_subs_epu16(x, z1),
-                              1);
+  // The e2m1 byte-table index (MxE2m1FromBf16::Encode64Bf16's p << 6 |
+  // b' << 1 | s) of each of the 32 bf16 x of one block, which gives
+  // compressed-tensors' nibble (as CtMxfp4Bf16Block) for blocks without
+  // NaN: q = x 2^-s is exact where it is an f32 normal, |q| < 8 (see
+  // Mx4Bf16Nibbles), and E2m1Nibble rounds q to nearest even as the table
+  // does; k1: K + 1 = ((s + 124) << 7) + 1 in u16 lanes. The sign bit s
+  // comes from x -sat (z + 1) (z1), which keeps bit 15 exactly where x is
+  // negative and |x| > z (CtMxfp4Bf16Block's z: q is not zero after
+  // RoundToDtype; -0 among the rest); lanes with |x| <= z < K have w1 = 0,
+  // magnitude code 0 whatever p is.
+  static HWY_INLINE __m512i Mx4TableIndex(__m512i x, __m512i k1, __m512i z1,
+                                          const MxE2m1FromBf16::Consts& k) {
+    const __m512i w1 = _mm512_subs_epu16(_mm512_and_si512(x, k.abs), k1);
+    const __m512i u =
+        _mm512_ternarylogic_epi32(_mm512_srli_epi16(w1, 5), x, k.p5, 0xF8);
+    return _mm512_shldi_epi16(u, _mm512_subs_epu16(x, z1), 1);
   }
 #endif
 
@@ -1191,7 +1182,7 @@ class StackBlockQuantizer : private StackOps {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out), NibblePairs(n));
   }
 
-  // What Nvfp4Bf16PairN and Nvfp4Bf16PairAdd share for two blocks of bf16
+  // The start of Nvfp4Bf16PairN for two blocks of bf16
   // x (one per 256-bit half): each half's table (tab0 for the low, tab1 for
   // the high; sel picks tab1 in a two-table u16 permute) and
   // d = |x| -sat base, the distance above its table's base (entry 31).
@@ -1236,29 +1227,46 @@ class StackBlockQuantizer : private StackOps {
         K16(kBucketSign).raw);
   }
 
-  // Nvfp4Bf16PairN's nibbles (u16 lanes, each nibble alone) by the add
-  // form of the tables (internal::StackNvfp4Thresholds::bucket_add), under
-  // the same conditions as Nvfp4Bf16PairN<false>: d + entry[d >> 5] holds
-  // the magnitude code in bits 5..7, the sign adds 8 << 5.
+  // Nvfp4Bf16PairN's nibbles by the add form of the tables
+  // (internal::StackNvfp4Thresholds::bucket_add), under the same conditions
+  // as Nvfp4Bf16PairN<false>: n = d + entry[d >> 5] holds the magnitude code
+  // in bits 5..7 (n < 256), the sign adds 8 << 5; bits 0..4 are the
+  // bucket place and are cleared (u16 lanes nibble << 5, NibbleBytes2's
+  // form). Each half's base B comes from its table's entries 30 and 31
+  // (both B) by one u32 broadcast load each, the high half's merged under
+  // a mask, instead of a permute of the loaded tables.
   static HWY_INLINE __m512i Nvfp4Bf16PairAdd(const uint8_t* HWY_RESTRICT in,
                                              const uint16_t* tab0,
                                              const uint16_t* tab1) {
-    const PairDelta p(in, tab0, tab1);
-    const __m512i t0 = p.t0, t1 = p.t1, sel = p.sel, x = p.x, d = p.d;
+    const __m512i t0 = _mm512_load_si512(tab0);
+    const __m512i t1 = _mm512_load_si512(tab1);
+    const __m512i sel = _mm512_maskz_mov_epi16(0xFFFF0000u, K16(32).raw);
+    __m512i x = _mm512_loadu_si512(in);
+    // One load: GCC would otherwise fold it into both uses.
+    asm("" : "+v"(x));  // NOLINT(hicpp-no-assembler)
+    uint32_t b0, b1;
+    std::memcpy(&b0, tab0 + 30, 4);
+    std::memcpy(&b1, tab1 + 30, 4);
+    const __m512i base = _mm512_mask_broadcastd_epi32(
+        _mm512_set1_epi32(static_cast<int>(b0)), 0xFF00,
+        _mm_cvtsi32_si128(static_cast<int>(b1)));
+    const __m512i d =
+        _mm512_subs_epu16(_mm512_and_si512(x, K16(0x7FFF).raw), base);
     const __m512i e = _mm512_permutex2var_epi16(
         t0, _mm512_or_si512(_mm512_srli_epi16(d, 5), sel), t1);
     __m512i n = _mm512_add_epi16(d, e);
     n = _mm512_mask_add_epi16(
         n, _mm512_cmpgt_epu16_mask(x, K16(static_cast<int16_t>(0x8000)).raw), n,
         K16(8 << 5).raw);
-    return _mm512_srli_epi16(n, 5);
+    return _mm512_and_si512(n, K16(0xF << 5).raw);
   }
 
-  // The 32 bytes of the nibbles of n0, n1 (u16 lanes, each < 16): in u32
-  // lanes c_even + 16 c_odd (vpmaddwd), then their low bytes.
+  // The 32 bytes of the nibbles of n0, n1 (u16 lanes, nibble << 5): in u32
+  // lanes (c_even << 8) + (c_odd << 12) (vpmaddwd by 8 and 128, below
+  // 2^16), then byte 1 of each.
   static HWY_INLINE __m256i NibbleBytes2(__m512i n0, __m512i n1) {
-    const __m512i m = _mm512_set1_epi32(0x00100001);
-    return U32Bytes2<0>(_mm512_madd_epi16(n0, m), _mm512_madd_epi16(n1, m));
+    const __m512i m = _mm512_set1_epi32(0x00800008);
+    return U32Bytes2<1>(_mm512_madd_epi16(n0, m), _mm512_madd_epi16(n1, m));
   }
 
   // The 16 bytes of 32 nibbles in u16 lanes as BucketCount and the sign

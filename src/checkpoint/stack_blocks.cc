@@ -194,8 +194,9 @@ void StackNvfp4Thresholds::Fill(unsigned lo, unsigned hi) {
       bucket_add[c][j] =
           static_cast<uint16_t>((below << 5 | (31 - offset)) - 32 * j);
     }
-    bucket[c][30] = bucket_add[c][30] = static_cast<uint16_t>(row[c][7]);
-    bucket[c][31] = bucket_add[c][31] = static_cast<uint16_t>(base);
+    bucket[c][30] = static_cast<uint16_t>(row[c][7]);
+    bucket[c][31] = bucket_add[c][30] = bucket_add[c][31] =
+        static_cast<uint16_t>(base);
     bucketed[c] = buckets.ok;
   }
 }

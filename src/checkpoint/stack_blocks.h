@@ -116,8 +116,9 @@ struct StackNvfp4Thresholds {
   // within bucket 29: entry j = (the thresholds below << 5 | (31 - offset))
   // - 32 j (mod 2^16), so that d + entry[d >> 5] is that count << 5 plus
   // (d's place in the bucket) + 31 - offset, which carries one more into
-  // bit 5 exactly where the place exceeds the offset; [30], [31] as in
-  // bucket.
+  // bit 5 exactly where the place exceeds the offset; [30] and [31] both
+  // B (the add form serves only codes whose Z is 0: one u32 load gives B
+  // in both halves).
   alignas(64) uint16_t bucket_add[128][32];
   bool bucketed[128];
 };

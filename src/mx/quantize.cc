@@ -172,6 +172,7 @@ HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "mxpack/convert.h"
@@ -197,6 +198,36 @@ const float* Ue4m3Table() {
   return table.data();
 }
 
+// This thread's NVFP4 thresholds for `job`: the kernels fill the table
+// lazily with values that are a pure function of the tensor scale (and the
+// ue4m3 decode table), so the table of the thread's previous call serves
+// again when the key matches. The model quantizer calls QuantizeMxRows for
+// row ranges of one tensor from several threads; each thread's later
+// ranges skip the fills. The key also holds the mode, source and
+// arithmetic (which choose the parts of the table that the kernels fill),
+// so that a table only serves calls like the one that began it.
+Nvfp4ThresholdTable* ThreadThresholds(const MxJob& job) {
+  struct Key {
+    uint32_t scale_bits;
+    ScaleMode mode;
+    Format from;
+    Nvfp4Arithmetic arithmetic;
+    bool operator==(const Key& o) const {
+      return scale_bits == o.scale_bits && mode == o.mode && from == o.from &&
+             arithmetic == o.arithmetic;
+    }
+  };
+  Key key{0, job.mode, job.from, job.arithmetic};
+  std::memcpy(&key.scale_bits, &job.tensor_scale, 4);
+  thread_local std::optional<Nvfp4ThresholdTable> table;
+  thread_local Key table_key;
+  if (!table || !(table_key == key)) {
+    table.emplace(job.tensor_scale, Ue4m3Table());
+    table_key = key;
+  }
+  return &*table;
+}
+
 }  // namespace
 
 void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
@@ -215,14 +246,14 @@ void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
   // Inputs above 1 MiB (half a 2 MiB L2) stream from DRAM: pass 3 then
   // prefetches the next chunk into L2 only (MxBlockArgs::prefetch_l2).
   const size_t in_bytes = (job.row_end - job.row_begin) * s.cols * src_bytes;
-  Nvfp4ThresholdTable thresholds{job.tensor_scale, Ue4m3Table()};
-  const MxBlockArgs args{ScaleParams(s.format, job.mode),
-                         job.mode,
-                         job.tensor_scale,
-                         Ue4m3Table(),
-                         /*prefetch_l2=*/in_bytes > (size_t{1} << 20),
-                         job.arithmetic,
-                         &thresholds};
+  const MxBlockArgs args{
+      ScaleParams(s.format, job.mode),
+      job.mode,
+      job.tensor_scale,
+      Ue4m3Table(),
+      /*prefetch_l2=*/in_bytes > (size_t{1} << 20),
+      job.arithmetic,
+      s.format == MxFormat::kNvfp4 ? ThreadThresholds(job) : nullptr};
 
   // L1-sized chunks of MxBlockQuantizer::kMaxBlocks = 128 whole blocks (MX:
   // 4096 elements, 16 KiB of f32; NVFP4: 2048), which halves the per-chunk

@@ -863,5 +863,61 @@ TEST(MxSimd, Tcgen05TilesEveryTileCountEveryTarget) {
   }
 }
 
+TEST(MxSimd, Nvfp4CallsThatChangeTensorScaleOnOneThreadEveryTarget) {
+  // The SIMD driver keeps a thread's NVFP4 threshold table for its next
+  // call with the same tensor scale, mode, source and arithmetic: a run
+  // of calls on one thread that changes each of them in turn (and comes
+  // back to earlier ones) equals the scalar reference at every call.
+  const size_t rows = 4, cols = 512;
+  const std::vector<float> x = RandomTensor(rows * cols, 77, true);
+  struct Call {
+    float t;
+    ScaleMode mode;
+    Format from;
+    Nvfp4Arithmetic arithmetic;
+  };
+  const ScaleMode rn = ScaleMode::kEven;
+  const Nvfp4Arithmetic exact = Nvfp4Arithmetic::kExact;
+  const Call calls[] = {
+      {1.0f, rn, Format::kF32, exact},
+      {0.001f, rn, Format::kF32, exact},
+      {1.0f, rn, Format::kF32, exact},
+      {0x1.000002p0f, rn, Format::kF32, exact},  // 1 ulp above 1
+      {0.001f, rn, Format::kBF16, exact},
+      {0.001f, ScaleMode::kFloor, Format::kBF16, exact},
+      {0.001f, ScaleMode::kCeil, Format::kF32, exact},
+      {0.001f, rn, Format::kF32, Nvfp4Arithmetic::kF32Quotient},
+      {0x1p-20f, rn, Format::kBF16, exact},
+      {0.001f, rn, Format::kF16, exact},
+      {0.001f, rn, Format::kF32, exact},
+  };
+  for (int64_t target : AvailableTargets()) {
+    for (const Call& c : calls) {
+      MxOptions o;
+      o.scale_mode = c.mode;
+      o.tensor_scale = c.t;
+      o.nvfp4_arithmetic = c.arithmetic;
+      const std::vector<uint8_t> in = ToSource(x, c.from);
+      const MxShape s{MxFormat::kNvfp4, o.layout, o.scale_layout, rows, cols};
+      std::vector<uint8_t> want_e(s.element_bytes()), want_s(s.scale_bytes());
+      std::vector<uint8_t> got_e(s.element_bytes()), got_s(s.scale_bytes());
+      ASSERT_TRUE(scalar::QuantizeMxRows(
+                      MxFormat::kNvfp4, c.from, in, rows, cols, 0, rows, o,
+                      absl::MakeSpan(want_e), absl::MakeSpan(want_s))
+                      .ok());
+      ASSERT_TRUE(QuantizeMxRows(MxFormat::kNvfp4, c.from, in, rows, cols, 0,
+                                 rows, o, absl::MakeSpan(got_e),
+                                 absl::MakeSpan(got_s), Impl{target})
+                      .ok());
+      const std::string what = absl::StrFormat(
+          "t %a %s from %s arithmetic %d target %s", c.t, ScaleModeName(c.mode),
+          FormatName(c.from), static_cast<int>(c.arithmetic),
+          ImplName(Impl{target}));
+      ASSERT_EQ(got_s, want_s) << what;
+      ASSERT_EQ(got_e, want_e) << what;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mxpack::mx_test

@@ -21,6 +21,7 @@
 HWY_BEFORE_NAMESPACE();
 namespace mxpack {
 namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
 
 // Quantizes `nb` whole blocks of `src` (f32, or bf16 when `bf16`; `nvalid`
 // data elements, then row padding) into one code per byte, or padded groups
@@ -45,12 +46,133 @@ void MxQuantizeBlocks(const internal::MxBlockArgs& a, MxFormat format,
 #undef MXPACK_MX_CASE
 }
 
+#if HWY_TARGET != HWY_SCALAR
+// MxTcgen05Tiles with vectors of 1 or 2 128-bit blocks.
+template <class D>
+HWY_INLINE void Tcgen05TilesT(D d, const uint8_t* HWY_RESTRICT staged,
+                              size_t bpr, size_t lo, size_t hi,
+                              uint8_t* HWY_RESTRICT tiles) {
+  // The 16 bytes at 16 i of a tile (a "lane") hold u32 column t of rows
+  // i, 32 + i, 64 + i and 96 + i: a 4x4 transpose of u32 turns 16 bytes
+  // (4 columns) of each of those 4 rows into the lanes of 4 tiles. Each
+  // 128-bit block transposes on its own, so a vector of kBlocks blocks
+  // reads 4 kBlocks columns and yields the lanes of 4 kBlocks tiles.
+  const size_t whole_tiles = bpr / 4;
+  const hn::Repartition<uint8_t, D> d8;
+  const hn::Repartition<uint64_t, D> d64;
+  const hn::Full128<uint32_t> d128;
+  constexpr size_t kBlocks = hn::MaxLanes(D()) / 4;
+  constexpr size_t kStep = 4 * kBlocks;  // tiles per vector
+  using V = hn::Vec<D>;
+  // Lane i of tiles t0 .. t0 + kStep - 1 from the rows at p[0..3]: with
+  // q[c] = u32 column c of a block in p[q], a01l = 0[0] 1[0] 0[1] 1[1],
+  // a01h = 0[2] 1[2] 0[3] 1[3] (a23 likewise), then the u64 interleaves
+  // give c[0] = 0[0] 1[0] 2[0] 3[0] (the lane of the block's first tile)
+  // and so on; `store(v, k)` gets block k of the lanes.
+  const auto transpose = [&](const uint8_t* const* p, size_t t0,
+                             const auto& store) HWY_ATTR {
+    const V v0 = hn::BitCast(d, hn::LoadU(d8, p[0] + 4 * t0));
+    const V v1 = hn::BitCast(d, hn::LoadU(d8, p[1] + 4 * t0));
+    const V v2 = hn::BitCast(d, hn::LoadU(d8, p[2] + 4 * t0));
+    const V v3 = hn::BitCast(d, hn::LoadU(d8, p[3] + 4 * t0));
+    const auto a01l = hn::BitCast(d64, hn::InterleaveLower(d, v0, v1));
+    const auto a01h = hn::BitCast(d64, hn::InterleaveUpper(d, v0, v1));
+    const auto a23l = hn::BitCast(d64, hn::InterleaveLower(d, v2, v3));
+    const auto a23h = hn::BitCast(d64, hn::InterleaveUpper(d, v2, v3));
+    const V c0 = hn::BitCast(d, hn::InterleaveLower(d64, a01l, a23l));
+    const V c1 = hn::BitCast(d, hn::InterleaveUpper(d64, a01l, a23l));
+    const V c2 = hn::BitCast(d, hn::InterleaveLower(d64, a01h, a23h));
+    const V c3 = hn::BitCast(d, hn::InterleaveUpper(d64, a01h, a23h));
+    if constexpr (kBlocks == 2) {
+      store(hn::LowerHalf(d128, c0), 0);
+      store(hn::LowerHalf(d128, c1), 1);
+      store(hn::LowerHalf(d128, c2), 2);
+      store(hn::LowerHalf(d128, c3), 3);
+      store(hn::UpperHalf(d128, c0), 4);
+      store(hn::UpperHalf(d128, c1), 5);
+      store(hn::UpperHalf(d128, c2), 6);
+      store(hn::UpperHalf(d128, c3), 7);
+    } else {
+      store(c0, 0);
+      store(c1, 1);
+      store(c2, 2);
+      store(c3, 3);
+    }
+  };
+  // Batches of 16 tiles (8 KiB), each written whole before the next.
+  for (size_t tb = 0; tb < whole_tiles; tb += 16) {
+    const size_t te = std::min(whole_tiles, tb + 16);
+    for (size_t i = 0; i < 32; ++i) {
+      // Rows 32 q + i in [lo, hi): q in [qa, qb); rows outside read a
+      // present row instead (their u32 are not stored).
+      const size_t qa = i >= lo ? 0 : (lo - i + 31) / 32;
+      const size_t qb = i >= hi ? 0 : std::min<size_t>(4, (hi - i + 31) / 32);
+      if (qa >= qb) continue;
+      const uint8_t* p[4];
+      for (size_t q = 0; q < 4; ++q) {
+        p[q] = staged + (32 * std::min(std::max(q, qa), qb - 1) + i - lo) * bpr;
+      }
+      uint8_t* const lane = tiles + 16 * i;
+      const auto at = [lane](size_t t) {
+        return reinterpret_cast<uint32_t*>(lane + 512 * t);
+      };
+      // Whole vectors of tiles, then one with only the tiles below te.
+      const size_t te_whole = tb + (te - tb) / kStep * kStep;
+      if (qa == 0 && qb == 4) {
+        for (size_t t0 = tb; t0 < te_whole; t0 += kStep) {
+          transpose(p, t0, [&](hn::Vec<decltype(d128)> v, size_t k) HWY_ATTR {
+            hn::StoreU(v, d128, at(t0 + k));
+          });
+        }
+        if (te_whole < te) {
+          transpose(p, te_whole,
+                    [&](hn::Vec<decltype(d128)> v, size_t k) HWY_ATTR {
+                      if (te_whole + k < te)
+                        hn::StoreU(v, d128, at(te_whole + k));
+                    });
+        }
+      } else {
+        // BlendedStore writes no other byte (on every target).
+        const auto m = hn::AndNot(hn::FirstN(d128, qa), hn::FirstN(d128, qb));
+        for (size_t t0 = tb; t0 < te; t0 += kStep) {
+          transpose(p, t0, [&](hn::Vec<decltype(d128)> v, size_t k) HWY_ATTR {
+            if (t0 + k < te) hn::BlendedStore(v, m, d128, at(t0 + k));
+          });
+        }
+      }
+    }
+  }
+}
+#endif  // HWY_TARGET != HWY_SCALAR
+
+// Writes the whole tcgen05 tiles (bpr / 4 per row of tiles) of rows [lo,
+// hi) of a group of 128 rows, whose scale codes lie row-major in `staged`
+// (row r at (r - lo) * bpr; loadable up to 32 bytes past its end) into
+// `tiles`, the group's row of tiles. Tile t: byte 16 i + 4 q + (k % 4) holds
+// block k = 4 t + k % 4 of the group's row 32 q + i (docs/semantics.md
+// section 5, scale-factor layouts). Only the u32 of rows in [lo, hi) are
+// written: other calls may write the other rows of the group concurrently.
+void MxTcgen05Tiles(const uint8_t* HWY_RESTRICT staged, size_t bpr, size_t lo,
+                    size_t hi, uint8_t* HWY_RESTRICT tiles) {
+#if HWY_TARGET == HWY_SCALAR
+  for (size_t t = 0; t < bpr / 4; ++t) {
+    for (size_t r = lo; r < hi; ++r) {
+      std::memcpy(tiles + 512 * t + 16 * (r % 32) + 4 * (r / 32),
+                  staged + (r - lo) * bpr + 4 * t, 4);
+    }
+  }
+#else
+  Tcgen05TilesT(hn::CappedTag<uint32_t, 8>(), staged, bpr, lo, hi, tiles);
+#endif
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace mxpack
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "mxpack/convert.h"
@@ -60,6 +182,7 @@ HWY_AFTER_NAMESPACE();
 
 namespace mxpack {
 HWY_EXPORT(MxQuantizeBlocks);
+HWY_EXPORT(MxTcgen05Tiles);
 
 namespace internal {
 namespace {
@@ -73,6 +196,36 @@ const float* Ue4m3Table() {
     return t;
   }();
   return table.data();
+}
+
+// This thread's NVFP4 thresholds for `job`: the kernels fill the table
+// lazily with values that are a pure function of the tensor scale (and the
+// ue4m3 decode table), so the table of the thread's previous call serves
+// again when the key matches. The model quantizer calls QuantizeMxRows for
+// row ranges of one tensor from several threads; each thread's later
+// ranges skip the fills. The key also holds the mode, source and
+// arithmetic (which choose the parts of the table that the kernels fill),
+// so that a table only serves calls like the one that began it.
+Nvfp4ThresholdTable* ThreadThresholds(const MxJob& job) {
+  struct Key {
+    uint32_t scale_bits;
+    ScaleMode mode;
+    Format from;
+    Nvfp4Arithmetic arithmetic;
+    bool operator==(const Key& o) const {
+      return scale_bits == o.scale_bits && mode == o.mode && from == o.from &&
+             arithmetic == o.arithmetic;
+    }
+  };
+  Key key{0, job.mode, job.from, job.arithmetic};
+  std::memcpy(&key.scale_bits, &job.tensor_scale, 4);
+  thread_local std::optional<Nvfp4ThresholdTable> table;
+  thread_local Key table_key;
+  if (!table || !(table_key == key)) {
+    table.emplace(job.tensor_scale, Ue4m3Table());
+    table_key = key;
+  }
+  return &*table;
 }
 
 }  // namespace
@@ -89,17 +242,18 @@ void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
   const size_t src_bytes = static_cast<size_t>(Traits(job.from).storage_bytes);
   const std::optional<Layout> packed = PackedLayout(s.layout);
   const auto kernel = Pick(HWY_DISPATCH_TABLE(MxQuantizeBlocks), impl);
+  const auto tiles = Pick(HWY_DISPATCH_TABLE(MxTcgen05Tiles), impl);
   // Inputs above 1 MiB (half a 2 MiB L2) stream from DRAM: pass 3 then
   // prefetches the next chunk into L2 only (MxBlockArgs::prefetch_l2).
   const size_t in_bytes = (job.row_end - job.row_begin) * s.cols * src_bytes;
-  Nvfp4ThresholdTable thresholds{job.tensor_scale, Ue4m3Table()};
-  const MxBlockArgs args{ScaleParams(s.format, job.mode),
-                         job.mode,
-                         job.tensor_scale,
-                         Ue4m3Table(),
-                         /*prefetch_l2=*/in_bytes > (size_t{1} << 20),
-                         job.arithmetic,
-                         &thresholds};
+  const MxBlockArgs args{
+      ScaleParams(s.format, job.mode),
+      job.mode,
+      job.tensor_scale,
+      Ue4m3Table(),
+      /*prefetch_l2=*/in_bytes > (size_t{1} << 20),
+      job.arithmetic,
+      s.format == MxFormat::kNvfp4 ? ThreadThresholds(job) : nullptr};
 
   // L1-sized chunks of MxBlockQuantizer::kMaxBlocks = 128 whole blocks (MX:
   // 4096 elements, 16 KiB of f32; NVFP4: 2048), which halves the per-chunk
@@ -112,11 +266,13 @@ void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
   std::vector<uint8_t> codes;
   // The kernel writes the scale codes of a group of up to 128 rows (one row
   // of tcgen05 tiles) row-major into `staged`; Flush moves a finished group
-  // into the scale layout, for tcgen05 one 512-byte tile at a time in
-  // address order, so that each line of the output is written whole while
-  // it is in L1 instead of once per chunk (a tile line holds 16 rows that
-  // lie up to 96 rows apart). The kernel may write codes up to
-  // kChunkBlocks past a chunk's last block: hence the slack at the end.
+  // into the scale layout, for tcgen05 in batches of 16 tiles (8 KiB), each
+  // finished before the next, so that each line of the output is written
+  // whole while it is in L1 instead of once per chunk (a tile line holds 16
+  // rows that lie up to 96 rows apart). The kernel may write codes up to
+  // kChunkBlocks past a chunk's last block, and MxTcgen05Tiles loads up to
+  // 32 bytes past a row (and stores none of them): hence the slack at the
+  // end.
   constexpr size_t kGroupRows = 128;
   const size_t group_rows = std::min(kGroupRows, job.row_end - job.row_begin);
   const std::unique_ptr<uint8_t[]> staged(
@@ -139,34 +295,12 @@ void QuantizeMxRowsSimd(const MxJob& job, Impl impl) {
       std::memcpy(scales + g0 * bpr, st, (g1 - g0) * bpr);
       return;
     }
-    // Whole tiles in address order. Tile t: byte 16 i + 4 q + (k % 4) holds
-    // block k = 4 t + k % 4 of the group's row 32 q + i (docs/semantics.md
-    // section 5, scale-factor layouts); rows [lo, hi) of the group are here.
-    const size_t lo = g0 % 128, hi = lo + (g1 - g0);
-    const size_t whole_tiles = bpr / 4;
-    uint8_t* tile = scales + (g0 / 128) * tile_row_bytes;
-    for (size_t t = 0; t < whole_tiles; ++t, tile += 512) {
-      const uint8_t* col = st + 4 * t;
-      if (lo == 0 && hi == 128) {
-        for (size_t i = 0; i < 32; ++i) {
-          for (size_t q = 0; q < 4; ++q) {
-            std::memcpy(tile + 16 * i + 4 * q, col + (32 * q + i) * bpr, 4);
-          }
-        }
-      } else {
-        for (size_t i = 0; i < 32; ++i) {
-          for (size_t q = 0; q < 4; ++q) {
-            const size_t r = 32 * q + i;
-            if (r >= lo && r < hi) {
-              std::memcpy(tile + 16 * i + 4 * q, col + (r - lo) * bpr, 4);
-            }
-          }
-        }
-      }
-    }
+    // Whole tiles, 16 at a time (MxTcgen05Tiles).
+    tiles(st, bpr, g0 % 128, g0 % 128 + (g1 - g0),
+          scales + (g0 / 128) * tile_row_bytes);
     // The last bpr % 4 blocks of each row.
     for (size_t r = g0; r < g1; ++r) {
-      for (size_t k = 4 * whole_tiles; k < bpr; ++k) {
+      for (size_t k = bpr / 4 * 4; k < bpr; ++k) {
         scales[RowBase(r) + BlockPart(k)] = st[(r - g0) * bpr + k];
       }
     }

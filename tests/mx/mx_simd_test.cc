@@ -856,5 +856,123 @@ TEST(MxSimd, ScaleLayoutsEveryRowCountAndRangeEveryTarget) {
   }
 }
 
+TEST(MxSimd, Tcgen05TilesEveryTileCountEveryTarget) {
+  // The tcgen05 writer transposes 4 rows' u32 columns a vector of 4 or 8
+  // tiles at a time, in batches of 16 tiles, with masked stores where a
+  // row range cuts a lane's 4 rows: every count of whole tiles per row
+  // from 1 to 20 and around 32 and 64 (whole vectors, one partial vector,
+  // several batches), with and without a ragged last tile, and row ranges
+  // that cut groups at every lane pattern (rows 32 q + i, q cut between 0
+  // and 3). Scale bytes outside the rows' blocks keep their prior value.
+  std::vector<size_t> tile_counts;
+  for (size_t t = 1; t <= 20; ++t) tile_counts.push_back(t);
+  for (size_t t : {31, 32, 33, 63, 64, 65}) tile_counts.push_back(t);
+  using Ranges = std::vector<std::pair<size_t, size_t>>;
+  const size_t rows = 261;
+  const Ranges cut = {{0, 37},    {37, 101},  {101, 128},
+                      {128, 190}, {190, 260}, {260, 261}};
+  for (size_t whole_tiles : tile_counts) {
+    for (size_t extra_blocks : {0, 3}) {
+      for (const Ranges& ranges : {Ranges{{0, rows}}, cut}) {
+        const MxFormat f = MxFormat::kMxfp8E4m3;
+        const size_t cols = (4 * whole_tiles + extra_blocks) * 32;
+        MxOptions o;
+        o.layout = ElementLayout::kCodes;
+        o.scale_layout = ScaleLayout::kTcgen05;
+        const MxShape s{f, o.layout, o.scale_layout, rows, cols};
+        const std::vector<uint8_t> in = F32Bytes(RandomTensor(
+            rows * cols, static_cast<uint32_t>(whole_tiles * 5 + extra_blocks),
+            true));
+        const auto run = [&](bool scalar_ref, int64_t target,
+                             std::vector<uint8_t>& e,
+                             std::vector<uint8_t>& sc) {
+          e.assign(s.element_bytes(), 0x5A);
+          sc.assign(s.scale_bytes(), 0xA5);
+          for (auto [b, end] : ranges) {
+            const auto part = absl::MakeConstSpan(in).subspan(
+                b * cols * 4, (end - b) * cols * 4);
+            const absl::Status st =
+                scalar_ref ? scalar::QuantizeMxRows(
+                                 f, Format::kF32, part, rows, cols, b, end, o,
+                                 absl::MakeSpan(e), absl::MakeSpan(sc))
+                           : QuantizeMxRows(f, Format::kF32, part, rows, cols,
+                                            b, end, o, absl::MakeSpan(e),
+                                            absl::MakeSpan(sc), Impl{target});
+            ASSERT_TRUE(st.ok()) << st;
+          }
+        };
+        std::vector<uint8_t> want_e, want_s, got_e, got_s;
+        run(true, 0, want_e, want_s);
+        for (int64_t target : AvailableTargets()) {
+          run(false, target, got_e, got_s);
+          const std::string what =
+              absl::StrFormat("%dx%d, %d row ranges, target %s", rows, cols,
+                              ranges.size(), ImplName(Impl{target}));
+          for (size_t i = 0; i < want_s.size(); ++i) {
+            ASSERT_EQ(got_s[i], want_s[i]) << what << " scale byte " << i;
+          }
+          ASSERT_EQ(got_e, want_e) << what;
+        }
+      }
+    }
+  }
+}
+
+TEST(MxSimd, Nvfp4CallsThatChangeTensorScaleOnOneThreadEveryTarget) {
+  // The SIMD driver keeps a thread's NVFP4 threshold table for its next
+  // call with the same tensor scale, mode, source and arithmetic: a run
+  // of calls on one thread that changes each of them in turn (and comes
+  // back to earlier ones) equals the scalar reference at every call.
+  const size_t rows = 4, cols = 512;
+  const std::vector<float> x = RandomTensor(rows * cols, 77, true);
+  struct Call {
+    float t;
+    ScaleMode mode;
+    Format from;
+    Nvfp4Arithmetic arithmetic;
+  };
+  const ScaleMode rn = ScaleMode::kEven;
+  const Nvfp4Arithmetic exact = Nvfp4Arithmetic::kExact;
+  const Call calls[] = {
+      {1.0f, rn, Format::kF32, exact},
+      {0.001f, rn, Format::kF32, exact},
+      {1.0f, rn, Format::kF32, exact},
+      {0x1.000002p0f, rn, Format::kF32, exact},  // 1 ulp above 1
+      {0.001f, rn, Format::kBF16, exact},
+      {0.001f, ScaleMode::kFloor, Format::kBF16, exact},
+      {0.001f, ScaleMode::kCeil, Format::kF32, exact},
+      {0.001f, rn, Format::kF32, Nvfp4Arithmetic::kF32Quotient},
+      {0x1p-20f, rn, Format::kBF16, exact},
+      {0.001f, rn, Format::kF16, exact},
+      {0.001f, rn, Format::kF32, exact},
+  };
+  for (int64_t target : AvailableTargets()) {
+    for (const Call& c : calls) {
+      MxOptions o;
+      o.scale_mode = c.mode;
+      o.tensor_scale = c.t;
+      o.nvfp4_arithmetic = c.arithmetic;
+      const std::vector<uint8_t> in = ToSource(x, c.from);
+      const MxShape s{MxFormat::kNvfp4, o.layout, o.scale_layout, rows, cols};
+      std::vector<uint8_t> want_e(s.element_bytes()), want_s(s.scale_bytes());
+      std::vector<uint8_t> got_e(s.element_bytes()), got_s(s.scale_bytes());
+      ASSERT_TRUE(scalar::QuantizeMxRows(
+                      MxFormat::kNvfp4, c.from, in, rows, cols, 0, rows, o,
+                      absl::MakeSpan(want_e), absl::MakeSpan(want_s))
+                      .ok());
+      ASSERT_TRUE(QuantizeMxRows(MxFormat::kNvfp4, c.from, in, rows, cols, 0,
+                                 rows, o, absl::MakeSpan(got_e),
+                                 absl::MakeSpan(got_s), Impl{target})
+                      .ok());
+      const std::string what = absl::StrFormat(
+          "t %a %s from %s arithmetic %d target %s", c.t, ScaleModeName(c.mode),
+          FormatName(c.from), static_cast<int>(c.arithmetic),
+          ImplName(Impl{target}));
+      ASSERT_EQ(got_s, want_s) << what;
+      ASSERT_EQ(got_e, want_e) << what;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mxpack::mx_test

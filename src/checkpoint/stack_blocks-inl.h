@@ -1038,7 +1038,7 @@ class StackBlockQuantizer : private StackOps {
                                           const MxE2m1FromBf16::Consts& k) {
     const __m512i w1 = _mm512_subs_epu16(_mm512_and_si512(x, k.abs), k1);
     const __m512i u =
-        _mm512_ternarylogic_epi32(_mm512_srli_epi16(w1, 5), x, k.p5, 0xF8);
+        _mm512_ternarylogic_epi32(_mm512_srli_epi16(w1, 5), x, _mm512_set1_epi16(0x20), 0xF8);
     return _mm512_shldi_epi16(u, _mm512_subs_epu16(x, z1), 1);
   }
 #endif

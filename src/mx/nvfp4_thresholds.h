@@ -1,6 +1,7 @@
 // NVFP4 element thresholds (Nvfp4Arithmetic::kExact): for each ue4m3 scale
 // code, the f32 bounds that decide every e2m1 code of x / (d * t) exactly,
-// shared by the SIMD kernels (src/mx/nvfp4_exact-inl.h) and filled per call.
+// shared by the SIMD kernels (src/mx/nvfp4_exact-inl.h), filled on first use
+// and kept per thread while the tensor scale stays the same (src/mx/quantize.cc).
 #ifndef MXPACK_SRC_MX_NVFP4_THRESHOLDS_H_
 #define MXPACK_SRC_MX_NVFP4_THRESHOLDS_H_
 

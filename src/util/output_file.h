@@ -74,6 +74,11 @@ class OutputFile {
     return Write(absl::string_view(reinterpret_cast<const char*>(data.data()),
                                    data.size()));
   }
+  // Writes `data` at byte `offset` of the file (pwrite), which may lie past
+  // the current end (the gap reads as zeros until written). Write and
+  // WriteAt may be mixed; every byte of the file must be written before
+  // Commit for the result to be complete. Not for concurrent use.
+  absl::Status WriteAt(uint64_t offset, absl::Span<const uint8_t> data);
   // fsync, close, rename over the destination, fsync of its directory. After
   // an error the temporary file is gone and the destination untouched.
   absl::Status Commit();

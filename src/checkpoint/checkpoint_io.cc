@@ -303,9 +303,15 @@ absl::Status ShardWriter::Do(Job& job) {
       files_[job.file].data_start = job.header.size();
       return absl::OkStatus();
     }
-    case Job::kWrite:
-      return files_[job.file].out->WriteAt(files_[job.file].data_start + job.offset,
-                                           job.data);
+    case Job::kWrite: {
+      File& f = files_[job.file];
+      const uint64_t at = f.data_start + job.offset;
+      if (absl::Status s = f.out->WriteAt(at, job.data); !s.ok()) return s;
+      // The device writes while later tensors are computed, instead of all
+      // at the commit's fsync.
+      f.out->StartWriteback(at, job.data.size());
+      return absl::OkStatus();
+    }
     case Job::kCommit: {
       absl::Status s = files_[job.file].out->Commit();
       files_[job.file].out.reset();

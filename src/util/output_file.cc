@@ -513,6 +513,18 @@ absl::Status OutputFile::WriteAt(uint64_t offset, absl::Span<const uint8_t> data
   return absl::OkStatus();
 }
 
+void OutputFile::StartWriteback(uint64_t offset, uint64_t size) {
+#if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
+  if (fd_ >= 0 && !failed_ && size > 0) {
+    (void)sync_file_range(fd_, static_cast<off_t>(offset), static_cast<off_t>(size),
+                          SYNC_FILE_RANGE_WRITE);
+  }
+#else
+  (void)offset;
+  (void)size;
+#endif
+}
+
 absl::Status OutputFile::Commit() {
   if (fd_ < 0 || failed_) {
     return absl::FailedPreconditionError(

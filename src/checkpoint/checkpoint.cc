@@ -1,8 +1,8 @@
 // quantize-model / dequantize-model over whole checkpoints: plan
-// (selection, scheme outputs, output shards), an amax pass for fused NVFP4
-// groups, then one tensor at a time: quantize, hand its bytes to a writer
-// thread that writes the output shards into the staged output; copy the
-// directory's other files, commit.
+// (selection, scheme outputs, output shards), then one tensor at a time (the
+// amax of a fused NVFP4 group before its first tensor): quantize, hand its
+// bytes to a writer thread that writes the output shards into the staged
+// output; copy the directory's other files, commit.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -349,30 +349,34 @@ static absl::StatusOr<CheckpointReport> QuantizeCheckpointInDefaultEnv(
     options.progress(progress);
   };
 
-  // Pass 1 (NVFP4 global scales): the amax of every fused group, over every
-  // shard, before any tensor of the group is quantized.
+  // NVFP4 global scales: the amax of a fused group over all its tensors,
+  // computed when the group's first tensor comes up, so that each shard is
+  // mapped and faulted in once and the writer already runs meanwhile. The
+  // group's other tensors follow that one, so their shards are still mapped.
+  auto shard_of = [&](size_t i) {
+    return static_cast<size_t>(
+        std::upper_bound(p.shard_end.begin(), p.shard_end.end(), i) -
+        p.shard_end.begin());
+  };
   std::map<std::string, std::vector<float>> group_amax;
-  if (p.scheme->NeedsGroupAmax(p.format)) {
-    size_t begin = 0;
-    for (size_t si = 0; si < p.src.shards.size(); ++si) {
-      // A mapping of its own, dropped after the shard, so that only one
-      // shard's pages are mapped at a time.
-      absl::StatusOr<OpenShard> s = Open(p.src, p.src.shards[si]);
-      if (!s.ok()) return s.status();
-      for (size_t i = begin; i < p.shard_end[si]; ++i) {
-        const PlannedTensor& t = p.tensors[i];
-        if (!t.quantized) continue;
-        absl::StatusOr<std::vector<float>> a = ExpertAmax(
-            t, p.shapes[i], s->view.Bytes(*s->view.Find(t.name)), pool, options.impl);
-        if (!a.ok()) return a.status();
-        const std::string key = absl::StrCat(t.group, "#", a->size());
-        std::vector<float>& g = group_amax[key];
-        if (g.empty()) g.assign(a->size(), 0.0f);
-        for (size_t e = 0; e < a->size(); ++e) g[e] = std::max(g[e], (*a)[e]);
-      }
-      begin = p.shard_end[si];
+  auto amax_of = [&](size_t i) -> absl::StatusOr<const std::vector<float>*> {
+    const PlannedTensor& t = p.tensors[i];
+    const size_t experts = p.shapes[i].experts;
+    const std::string key = absl::StrCat(t.group, "#", experts);
+    auto it = group_amax.find(key);
+    if (it != group_amax.end()) return &it->second;
+    std::vector<float> g(experts, 0.0f);
+    for (size_t j = i; j < p.tensors.size(); ++j) {
+      const PlannedTensor& u = p.tensors[j];
+      if (!u.quantized || u.group != t.group || p.shapes[j].experts != experts) continue;
+      const SafetensorsView& v = p.opened[shard_of(j)].view;
+      absl::StatusOr<std::vector<float>> a =
+          ExpertAmax(u, p.shapes[j], v.Bytes(*v.Find(u.name)), pool, options.impl);
+      if (!a.ok()) return a.status();
+      for (size_t e = 0; e < experts; ++e) g[e] = std::max(g[e], (*a)[e]);
     }
-  }
+    return &group_amax.emplace(key, std::move(g)).first->second;
+  };
 
   absl::StatusOr<StagedOutput> staged = StagedOutput::Create(out_path, !IsFileOutput(out_path));
   if (!staged.ok()) return staged.status();
@@ -465,8 +469,10 @@ static absl::StatusOr<CheckpointReport> QuantizeCheckpointInDefaultEnv(
         job.shape = p.shapes[i];
         job.format = p.format;
         job.options = &options;
-        if (!t.group.empty()) {
-          job.group_amax = group_amax.at(absl::StrCat(t.group, "#", job.shape.experts));
+        if (p.scheme->NeedsGroupAmax(p.format)) {
+          absl::StatusOr<const std::vector<float>*> amax = amax_of(i);
+          if (!amax.ok()) return amax.status();
+          job.group_amax = **amax;
         }
         size_t total = 0;
         for (const PlannedOutput& po : t.outputs) {

@@ -1,7 +1,8 @@
 // quantize-model / dequantize-model over whole checkpoints: plan
-// (selection, scheme outputs, output shards), an amax pass for fused NVFP4
-// groups, then one input shard at a time: quantize, write output shards into
-// the staged output, copy the directory's other files, commit.
+// (selection, scheme outputs, output shards), then one tensor at a time (the
+// amax of a fused NVFP4 group before its first tensor): quantize, hand its
+// bytes to a writer thread that writes the output shards into the staged
+// output; copy the directory's other files, commit.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -67,6 +68,7 @@ std::string ShardName(size_t i, size_t n) {
 
 struct Plan {
   CheckpointSource src;
+  std::vector<OpenShard> opened;  // src.shards, mapped
   const Scheme* scheme = nullptr;
   MxFormat format = MxFormat::kNvfp4;
   std::vector<PlannedTensor> tensors;
@@ -109,6 +111,7 @@ absl::StatusOr<Plan> MakePlan(const std::string& in_path, const std::string& out
   for (const std::string& shard : p.src.shards) {
     absl::StatusOr<OpenShard> s = Open(p.src, shard);
     if (!s.ok()) return s.status();
+    p.opened.push_back(*s);
     for (const StTensorInfo& t : s->view.tensors) {
       if (!p.src.weight_map.empty()) {
         auto it = p.src.weight_map.find(t.name);
@@ -280,27 +283,28 @@ absl::Status WriteIndex(const std::string& out_dir,
                                  j.dump(2) + "\n");
 }
 
-// Tensors of one output shard being assembled.
-struct PendingShard {
-  std::vector<StTensorOut> tensors;
-  std::map<std::string, std::string> metadata;
-  std::vector<std::unique_ptr<uint8_t[]>> buffers;  // huge-page backed when large
-  std::vector<std::shared_ptr<MappedFile>> files;  // behind copied tensors
-  uint64_t bytes = 0;
-};
-
-// `for_serving`: the file is for a serving stack, whose loader (transformers)
-// requires __metadata__ "format" = "pt" whenever there is metadata.
-absl::Status Flush(PendingShard& p, const std::string& path, const std::string& name,
-                   const CheckpointOptions& o, bool for_serving) {
-  if (o.before_write) {
-    if (absl::Status s = o.before_write(name); !s.ok()) return s;
+// The __metadata__ entries that output shard k takes from the input shards:
+// those of every input shard from the one holding the last tensor of shard
+// k - 1 (the first input shard for k = 0) to the one holding shard k's last
+// tensor, an earlier shard's value winning.
+std::map<std::string, std::string> InputMetadata(const Plan& p, size_t k) {
+  auto shard_of = [&](size_t i) {
+    return static_cast<size_t>(
+        std::upper_bound(p.shard_end.begin(), p.shard_end.end(), i) -
+        p.shard_end.begin());
+  };
+  const size_t first = k == 0 ? 0 : shard_of(p.out_end[k - 1] - 1);
+  const size_t last = shard_of(p.out_end[k] - 1);
+  std::map<std::string, std::string> m;
+  for (size_t si = first; si <= last; ++si) {
+    for (const auto& [key, value] : p.opened[si].view.metadata) m.emplace(key, value);
   }
-  if (for_serving && !p.metadata.empty()) p.metadata.emplace("format", "pt");
-  if (absl::Status s = WriteSafetensors(path, p.tensors, p.metadata); !s.ok()) return s;
-  p = PendingShard();
-  return absl::OkStatus();
+  return m;
 }
+
+// Outputs of one quantized tensor share one buffer, each at a multiple of
+// 64 bytes.
+constexpr size_t kOutputAlign = 64;
 
 }  // namespace
 
@@ -345,28 +349,34 @@ static absl::StatusOr<CheckpointReport> QuantizeCheckpointInDefaultEnv(
     options.progress(progress);
   };
 
-  // Pass 1 (NVFP4 global scales): the amax of every fused group, over every
-  // shard, before any tensor of the group is quantized.
+  // NVFP4 global scales: the amax of a fused group over all its tensors,
+  // computed when the group's first tensor comes up, so that each shard is
+  // mapped and faulted in once and the writer already runs meanwhile. The
+  // group's other tensors follow that one, so their shards are still mapped.
+  auto shard_of = [&](size_t i) {
+    return static_cast<size_t>(
+        std::upper_bound(p.shard_end.begin(), p.shard_end.end(), i) -
+        p.shard_end.begin());
+  };
   std::map<std::string, std::vector<float>> group_amax;
-  if (p.scheme->NeedsGroupAmax(p.format)) {
-    size_t begin = 0;
-    for (size_t si = 0; si < p.src.shards.size(); ++si) {
-      absl::StatusOr<OpenShard> s = Open(p.src, p.src.shards[si]);
-      if (!s.ok()) return s.status();
-      for (size_t i = begin; i < p.shard_end[si]; ++i) {
-        const PlannedTensor& t = p.tensors[i];
-        if (!t.quantized) continue;
-        absl::StatusOr<std::vector<float>> a = ExpertAmax(
-            t, p.shapes[i], s->view.Bytes(*s->view.Find(t.name)), pool, options.impl);
-        if (!a.ok()) return a.status();
-        const std::string key = absl::StrCat(t.group, "#", a->size());
-        std::vector<float>& g = group_amax[key];
-        if (g.empty()) g.assign(a->size(), 0.0f);
-        for (size_t e = 0; e < a->size(); ++e) g[e] = std::max(g[e], (*a)[e]);
-      }
-      begin = p.shard_end[si];
+  auto amax_of = [&](size_t i) -> absl::StatusOr<const std::vector<float>*> {
+    const PlannedTensor& t = p.tensors[i];
+    const size_t experts = p.shapes[i].experts;
+    const std::string key = absl::StrCat(t.group, "#", experts);
+    auto it = group_amax.find(key);
+    if (it != group_amax.end()) return &it->second;
+    std::vector<float> g(experts, 0.0f);
+    for (size_t j = i; j < p.tensors.size(); ++j) {
+      const PlannedTensor& u = p.tensors[j];
+      if (!u.quantized || u.group != t.group || p.shapes[j].experts != experts) continue;
+      const SafetensorsView& v = p.opened[shard_of(j)].view;
+      absl::StatusOr<std::vector<float>> a =
+          ExpertAmax(u, p.shapes[j], v.Bytes(*v.Find(u.name)), pool, options.impl);
+      if (!a.ok()) return a.status();
+      for (size_t e = 0; e < experts; ++e) g[e] = std::max(g[e], (*a)[e]);
     }
-  }
+    return &group_amax.emplace(key, std::move(g)).first->second;
+  };
 
   absl::StatusOr<StagedOutput> staged = StagedOutput::Create(out_path, !IsFileOutput(out_path));
   if (!staged.ok()) return staged.status();
@@ -376,68 +386,140 @@ static absl::StatusOr<CheckpointReport> QuantizeCheckpointInDefaultEnv(
   };
 
   const Json config = p.scheme->QuantizationConfig(p.format, p.ignored);
-  // Pass 2: one input shard at a time.
-  PendingShard pending;
-  size_t k = 0;  // output shard being assembled
-  size_t begin = 0;
+  // Pass 2: tensors in order. A file's header (names, shapes, data offsets
+  // and __metadata__) is known from the plan unless the scheme adds metadata
+  // as it quantizes; the file is then opened first and each tensor's bytes
+  // go to the writer as soon as they are ready, from a few reused buffers.
+  // Otherwise a shard's buffers are held until its last tensor. Either way
+  // the writer thread writes while the pool computes the next tensor.
+  const bool stream = !p.scheme->QuantizeAddsMetadata();
+  internal::BufferRecycler recycler(3);
+  // Destroyed first on an error return: it stops and removes its uncommitted
+  // files before the recycler and the staged output go.
+  internal::ShardWriter writer;
   std::map<std::string, std::string> weight_map;
-  for (size_t si = 0; si < p.src.shards.size(); ++si) {
-    absl::StatusOr<OpenShard> s = Open(p.src, p.src.shards[si]);
-    if (!s.ok()) return s.status();
-    for (const auto& [key, value] : s->view.metadata) pending.metadata.emplace(key, value);
-    pending.files.push_back(s->file);
-    for (size_t i = begin; i < p.shard_end[si]; ++i) {
+  std::vector<std::map<std::string, std::string>> input_metadata;
+  for (size_t k = 0; k < p.out_shards.size(); ++k) {
+    input_metadata.push_back(InputMetadata(p, k));
+  }
+  size_t si = 0;  // input shard of tensor i
+  for (size_t k = 0; k < p.out_shards.size(); ++k) {
+    const size_t first = k == 0 ? 0 : p.out_end[k - 1];
+    // The shard's tensors in order (quantized ones by size alone until
+    // their bytes exist) and where each starts in the data section.
+    std::vector<StTensorOut> layout;
+    auto sized = [](uint64_t n) { return absl::Span<const uint8_t>(nullptr, n); };
+    for (size_t i = first; i < p.out_end[k]; ++i) {
       const PlannedTensor& t = p.tensors[i];
-      const StTensorInfo& info = *s->view.Find(t.name);
       if (!t.quantized) {
-        pending.tensors.push_back({t.name, t.dtype, t.shape, s->view.Bytes(info)});
+        layout.push_back({t.name, t.dtype, t.shape, sized(t.bytes)});
+        continue;
+      }
+      for (const PlannedOutput& po : t.outputs) {
+        layout.push_back({po.name, po.dtype, po.shape, sized(po.bytes)});
+      }
+    }
+    const std::vector<uint64_t> offsets = internal::SafetensorsDataOffsets(layout);
+    std::map<std::string, std::string> metadata = std::move(input_metadata[k]);
+    size_t file = 0;
+    // A file for a serving stack (a scheme with a quantization_config) gets
+    // __metadata__ "format" = "pt" whenever it has metadata: transformers'
+    // loader requires it.
+    auto open = [&]() -> absl::Status {
+      if (options.before_write) {
+        if (absl::Status st = options.before_write(p.out_shards[k]); !st.ok()) return st;
+      }
+      if (!config.is_null() && !metadata.empty()) metadata.emplace("format", "pt");
+      absl::StatusOr<std::string> header = SafetensorsHeader(layout, metadata);
+      if (!header.ok()) return header.status();
+      file = writer.Open(shard_path(k), *std::move(header));
+      return absl::OkStatus();
+    };
+    struct Held {
+      uint64_t offset;
+      absl::Span<const uint8_t> data;
+      std::shared_ptr<const void> keep;
+    };
+    std::vector<Held> held;
+    auto write = [&](size_t j, absl::Span<const uint8_t> data,
+                     std::shared_ptr<const void> keep) {
+      if (stream) {
+        writer.Write(file, offsets[j], data, std::move(keep));
+      } else {
+        held.push_back({offsets[j], data, std::move(keep)});
+      }
+    };
+    if (stream) {
+      if (absl::Status st = open(); !st.ok()) return st;
+    }
+    size_t j = 0;  // layout entry of tensor i's first output
+    for (size_t i = first; i < p.out_end[k]; ++i) {
+      while (i >= p.shard_end[si]) ++si;
+      const PlannedTensor& t = p.tensors[i];
+      const OpenShard& s = p.opened[si];
+      const StTensorInfo& info = *s.view.Find(t.name);
+      if (!t.quantized) {
+        write(j++, s.view.Bytes(info), s.file);
         weight_map[t.name] = p.out_shards[k];
       } else {
         internal::SchemeJob job;
         job.info = &info;
-        job.bytes = s->view.Bytes(info);
+        job.bytes = s.view.Bytes(info);
         job.from = *StDtypeFormat(t.dtype);
         job.shape = p.shapes[i];
         job.format = p.format;
         job.options = &options;
-        if (!t.group.empty()) {
-          job.group_amax = group_amax.at(absl::StrCat(t.group, "#", job.shape.experts));
+        if (p.scheme->NeedsGroupAmax(p.format)) {
+          absl::StatusOr<const std::vector<float>*> amax = amax_of(i);
+          if (!amax.ok()) return amax.status();
+          job.group_amax = **amax;
         }
-        std::vector<absl::Span<uint8_t>> outs;
+        size_t total = 0;
         for (const PlannedOutput& po : t.outputs) {
-          // Uninitialized where the scheme writes every byte: the first
-          // touch then happens on the pool's threads, not in a serial fill.
-          pending.buffers.push_back(
-              internal::NewOutputBuffer(po.bytes, !p.scheme->WritesEveryByte()));
-          outs.emplace_back(pending.buffers.back().get(), po.bytes);
+          total += (po.bytes + kOutputAlign - 1) / kOutputAlign * kOutputAlign;
         }
-        if (absl::Status st = p.scheme->Quantize(job, pool, outs, pending.metadata);
+        // Uninitialized where the scheme writes every byte: the first touch
+        // of a fresh buffer then happens on the pool's threads.
+        std::shared_ptr<uint8_t> buffer =
+            stream ? recycler.Acquire(total)
+                   : std::shared_ptr<uint8_t>(
+                         internal::NewOutputBuffer(total, /*zero=*/false).release(),
+                         std::default_delete<uint8_t[]>());
+        if (!p.scheme->WritesEveryByte()) std::memset(buffer.get(), 0, total);
+        std::vector<absl::Span<uint8_t>> outs;
+        size_t at = 0;
+        for (const PlannedOutput& po : t.outputs) {
+          outs.emplace_back(buffer.get() + at, po.bytes);
+          at += (po.bytes + kOutputAlign - 1) / kOutputAlign * kOutputAlign;
+        }
+        std::map<std::string, std::string> added;
+        if (absl::Status st =
+                p.scheme->Quantize(job, pool, outs, stream ? added : metadata);
             !st.ok()) {
           return Prefix(absl::StrCat("tensor '", t.name, "'"), st);
         }
-        for (size_t j = 0; j < t.outputs.size(); ++j) {
-          const PlannedOutput& po = t.outputs[j];
-          pending.tensors.push_back({po.name, po.dtype, po.shape, outs[j]});
-          weight_map[po.name] = p.out_shards[k];
+        if (!added.empty()) {
+          return absl::InternalError(absl::StrFormat(
+              "scheme '%s' added metadata but declares that it does not",
+              p.scheme->name()));
+        }
+        for (size_t o = 0; o < t.outputs.size(); ++o) {
+          write(j++, outs[o], buffer);
+          weight_map[t.outputs[o].name] = p.out_shards[k];
         }
       }
       report_progress(t.bytes);
-      if (i + 1 == p.out_end[k]) {
-        if (absl::Status st = Flush(pending, shard_path(k), p.out_shards[k], options,
-                                    !config.is_null());
-            !st.ok()) {
-          return st;
-        }
-        // Later tensors of this input shard go to the next output shard.
-        pending.files.push_back(s->file);
-        for (const auto& [key, value] : s->view.metadata) {
-          pending.metadata.emplace(key, value);
-        }
-        ++k;
-      }
+      if (absl::Status st = writer.status(); !st.ok()) return st;
+      // The mapping stays alive in the writes that still need it.
+      if (i + 1 == p.shard_end[si]) p.opened[si] = OpenShard();
     }
-    begin = p.shard_end[si];
+    if (!stream) {
+      if (absl::Status st = open(); !st.ok()) return st;
+      for (Held& h : held) writer.Write(file, h.offset, h.data, std::move(h.keep));
+    }
+    writer.Commit(file);
   }
+  if (absl::Status st = writer.Finish(); !st.ok()) return st;
 
   if (!IsFileOutput(out_path)) {
     if (p.out_shards.size() > 1) {

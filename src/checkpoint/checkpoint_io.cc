@@ -1,4 +1,5 @@
-// Checkpoint input discovery, shard index parsing and staged output.
+// Checkpoint input discovery, shard index parsing, staged output and the
+// output shard writer thread.
 #include "src/checkpoint/checkpoint_io.h"
 
 #include <stdlib.h>
@@ -192,6 +193,132 @@ absl::StatusOr<StagedOutput> StagedOutput::Create(const std::string& final_path,
   if (!d.ok()) return d.status();
   out.dir_ = *std::move(d);
   return out;
+}
+
+ShardWriter::ShardWriter() : thread_([this] { Run(); }) {}
+
+ShardWriter::~ShardWriter() {
+  std::deque<Job> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (status_.ok()) status_ = absl::CancelledError("shard writer abandoned");
+    dropped.swap(queue_);
+    finishing_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  // Uncommitted files are removed by their OutputFile destructors.
+  files_.clear();
+}
+
+size_t ShardWriter::Open(std::string path, std::string header) {
+  Job job;
+  job.kind = Job::kOpen;
+  job.file = files_opened_++;
+  job.path = std::move(path);
+  job.header = std::move(header);
+  const size_t id = job.file;
+  Push(std::move(job));
+  return id;
+}
+
+void ShardWriter::Write(size_t file, uint64_t data_offset,
+                        absl::Span<const uint8_t> data,
+                        std::shared_ptr<const void> keep) {
+  Job job;
+  job.kind = Job::kWrite;
+  job.file = file;
+  job.offset = data_offset;
+  job.data = data;
+  job.keep = std::move(keep);
+  Push(std::move(job));
+}
+
+void ShardWriter::Commit(size_t file) {
+  Job job;
+  job.kind = Job::kCommit;
+  job.file = file;
+  Push(std::move(job));
+}
+
+void ShardWriter::Push(Job job) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // After an error nothing more is written: drop the job (and what it
+    // keeps alive) at once.
+    if (!status_.ok()) return;
+    queue_.push_back(std::move(job));
+  }
+  wake_.notify_one();
+}
+
+absl::Status ShardWriter::status() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+absl::Status ShardWriter::Finish() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    finishing_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  files_.clear();  // removes the files of a failed run
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+void ShardWriter::Run() {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait(lock, [&] { return finishing_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      job = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    absl::Status s = Do(job);
+    job = Job();  // releases what the job kept alive
+    if (!s.ok()) {
+      // Remove every uncommitted file now, and drop the queued work.
+      files_.clear();
+      std::deque<Job> dropped;
+      std::lock_guard<std::mutex> lock(mu_);
+      if (status_.ok()) status_ = s;
+      dropped.swap(queue_);
+    }
+  }
+}
+
+absl::Status ShardWriter::Do(Job& job) {
+  switch (job.kind) {
+    case Job::kOpen: {
+      absl::StatusOr<std::unique_ptr<OutputFile>> f = OutputFile::Create(job.path);
+      if (!f.ok()) return f.status();
+      if (absl::Status s = (*f)->Write(job.header); !s.ok()) return s;
+      if (files_.size() <= job.file) files_.resize(job.file + 1);
+      files_[job.file].out = *std::move(f);
+      files_[job.file].data_start = job.header.size();
+      return absl::OkStatus();
+    }
+    case Job::kWrite: {
+      File& f = files_[job.file];
+      const uint64_t at = f.data_start + job.offset;
+      if (absl::Status s = f.out->WriteAt(at, job.data); !s.ok()) return s;
+      // The device writes while later tensors are computed, instead of all
+      // at the commit's fsync.
+      f.out->StartWriteback(at, job.data.size());
+      return absl::OkStatus();
+    }
+    case Job::kCommit: {
+      absl::Status s = files_[job.file].out->Commit();
+      files_[job.file].out.reset();
+      return s;
+    }
+  }
+  return absl::InternalError("shard writer: unknown job");
 }
 
 }  // namespace mxpack::internal

@@ -1,16 +1,24 @@
 // Internal: checkpoint files on disk. The input (a .safetensors file or a
 // Hugging Face model directory with its shard index), the staged output (a
-// temporary sibling renamed into place when complete) and small file helpers.
+// temporary sibling renamed into place when complete), a writer thread for
+// output shards and small file helpers.
 #ifndef MXPACK_SRC_CHECKPOINT_CHECKPOINT_IO_H_
 #define MXPACK_SRC_CHECKPOINT_CHECKPOINT_IO_H_
 
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "mxpack/safetensors.h"
 #include "nlohmann/json.hpp"
 #include "src/util/output_file.h"
@@ -72,6 +80,69 @@ class StagedOutput {
  private:
   std::string file_;
   std::unique_ptr<StagedDirectory> dir_;
+};
+
+// Where each of `tensors` starts in the data section of the file that
+// SafetensorsHeader / WriteSafetensors lay out for them (storage order:
+// larger elements first); only the size of each tensor's data is read.
+std::vector<uint64_t> SafetensorsDataOffsets(const std::vector<StTensorOut>& tensors);
+
+// Writes safetensors files on a thread of its own, so that writing one
+// tensor's bytes overlaps computing the next. A file is opened with its
+// header (an OutputFile: a temporary name next to the destination), receives
+// its tensors' bytes at their data offsets in any order and is committed
+// (fsync, rename into place) after the writes queued before Commit. Work runs
+// in the order it is queued. The first error stops all later work and
+// removes every file not yet committed; destroying the writer before Finish
+// abandons queued work the same way. So a file is either complete and in
+// place, or absent.
+class ShardWriter {
+ public:
+  ShardWriter();
+  ~ShardWriter();
+  ShardWriter(const ShardWriter&) = delete;
+  ShardWriter& operator=(const ShardWriter&) = delete;
+
+  // Queues the creation of `path` holding `header` (8-byte length + JSON);
+  // returns the file's id for Write and Commit. Calls come from one thread.
+  size_t Open(std::string path, std::string header);
+  // Queues writing `data` at `data_offset` of the file's data section (after
+  // its header). `keep` owns the bytes behind `data`; it is released once
+  // they are written (or dropped after an error).
+  void Write(size_t file, uint64_t data_offset, absl::Span<const uint8_t> data,
+             std::shared_ptr<const void> keep);
+  void Commit(size_t file);
+  // The first error so far, without waiting.
+  absl::Status status();
+  // Waits until all queued work is done; the first error, if any.
+  absl::Status Finish();
+
+ private:
+  struct Job {
+    enum Kind { kOpen, kWrite, kCommit } kind;
+    size_t file = 0;
+    std::string path;     // kOpen
+    std::string header;   // kOpen
+    uint64_t offset = 0;  // kWrite: in the data section
+    absl::Span<const uint8_t> data;
+    std::shared_ptr<const void> keep;
+  };
+  struct File {
+    std::unique_ptr<OutputFile> out;
+    uint64_t data_start = 0;  // the header's size
+  };
+  void Push(Job job);
+  void Run();
+  absl::Status Do(Job& job);
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<Job> queue_;
+  absl::Status status_;
+  bool finishing_ = false;
+  size_t files_opened_ = 0;
+  std::vector<File> files_;  // by id; only the writer thread touches them
+  std::thread thread_;
 };
 
 absl::StatusOr<std::string> ReadTextFile(const std::string& path);

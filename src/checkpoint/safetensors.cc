@@ -18,6 +18,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
+#include "src/checkpoint/checkpoint_io.h"
 #include "src/util/output_file.h"
 
 namespace mxpack {
@@ -339,6 +340,20 @@ std::vector<size_t> StorageOrder(const std::vector<StTensorOut>& tensors) {
 }
 
 }  // namespace
+
+namespace internal {
+
+std::vector<uint64_t> SafetensorsDataOffsets(const std::vector<StTensorOut>& tensors) {
+  std::vector<uint64_t> offsets(tensors.size());
+  uint64_t offset = 0;
+  for (size_t i : StorageOrder(tensors)) {
+    offsets[i] = offset;
+    offset += tensors[i].data.size();
+  }
+  return offsets;
+}
+
+}  // namespace internal
 
 absl::StatusOr<std::string> SafetensorsHeader(
     const std::vector<StTensorOut>& tensors,

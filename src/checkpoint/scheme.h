@@ -76,6 +76,10 @@ class Scheme {
   // Whether Quantize needs SchemeJob::group_amax (an amax pass over every
   // shard before the first tensor is quantized).
   virtual bool NeedsGroupAmax(MxFormat f) const = 0;
+  // Whether Quantize adds entries to `metadata`: the driver then knows an
+  // output file's header only after its last tensor, and holds the file's
+  // tensors until then instead of writing each as it is quantized.
+  virtual bool QuantizeAddsMetadata() const { return false; }
   // Whether Quantize writes every byte of `outs`: the driver then leaves the
   // buffers uninitialized instead of zero-filling them first.
   virtual bool WritesEveryByte() const { return false; }

@@ -55,6 +55,7 @@ class Mxpack final : public Scheme {
   }
 
   bool NeedsGroupAmax(MxFormat) const override { return false; }
+  bool QuantizeAddsMetadata() const override { return true; }  // the records
 
   absl::Status Quantize(const SchemeJob& job, ThreadPool& pool,
                         absl::Span<const absl::Span<uint8_t>> outs,

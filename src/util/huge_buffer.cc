@@ -1,4 +1,5 @@
-// NewOutputBuffer: new[] plus a huge-page advice on the buffer's interior.
+// NewOutputBuffer: new[] plus a huge-page advice on the buffer's interior;
+// BufferRecycler: a free list of them behind a counting wait.
 #include "src/util/huge_buffer.h"
 
 #include <cstring>
@@ -28,6 +29,44 @@ std::unique_ptr<uint8_t[]> NewOutputBuffer(size_t n, bool zero) {
 #endif
   if (zero) std::memset(p.get(), 0, n);
   return p;
+}
+
+std::shared_ptr<uint8_t> BufferRecycler::Acquire(size_t n) {
+  Buffer b;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    returned_.wait(lock, [&] { return leased_ < count_; });
+    ++leased_;
+    // The largest free buffer: sizes settle at the largest request, after
+    // which no request allocates.
+    auto best = free_.end();
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      if (best == free_.end() || it->size > best->size) best = it;
+    }
+    if (best != free_.end()) {
+      b = std::move(*best);
+      free_.erase(best);
+    }
+  }
+  if (b.size < n) {
+    b.data = NewOutputBuffer(n, /*zero=*/false);
+    b.size = n;
+  }
+  uint8_t* data = b.data.get();
+  // The deleter owns the buffer until it hands it back.
+  return std::shared_ptr<uint8_t>(
+      data, [this, keep = std::make_shared<Buffer>(std::move(b))](uint8_t*) {
+        Return(std::move(*keep));
+      });
+}
+
+void BufferRecycler::Return(Buffer b) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.push_back(std::move(b));
+    --leased_;
+  }
+  returned_.notify_one();
 }
 
 }  // namespace mxpack::internal

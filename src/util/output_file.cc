@@ -307,6 +307,21 @@ bool WriteAll(int fd, const char* data, size_t size) {
   return true;
 }
 
+// Writes all of DATA at OFFSET of FD, retrying short writes and EINTR.
+bool WriteAllAt(int fd, const uint8_t* data, size_t size, uint64_t offset) {
+  while (size > 0) {
+    const ssize_t n = pwrite(fd, data, size, static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
 void SyncDirectory(const std::string& dir) {
   const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return;
@@ -481,6 +496,33 @@ absl::Status OutputFile::Write(absl::string_view data) {
         absl::StrFormat("%s: write error: %s", path_, ErrnoText(err)));
   }
   return absl::OkStatus();
+}
+
+absl::Status OutputFile::WriteAt(uint64_t offset, absl::Span<const uint8_t> data) {
+  if (fd_ < 0 || failed_) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s: not open for writing", path_));
+  }
+  if (!WriteAllAt(fd_, data.data(), data.size(), offset)) {
+    const int err = errno;
+    failed_ = true;
+    Abandon();
+    return absl::DataLossError(
+        absl::StrFormat("%s: write error: %s", path_, ErrnoText(err)));
+  }
+  return absl::OkStatus();
+}
+
+void OutputFile::StartWriteback(uint64_t offset, uint64_t size) {
+#if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
+  if (fd_ >= 0 && !failed_ && size > 0) {
+    (void)sync_file_range(fd_, static_cast<off_t>(offset), static_cast<off_t>(size),
+                          SYNC_FILE_RANGE_WRITE);
+  }
+#else
+  (void)offset;
+  (void)size;
+#endif
 }
 
 absl::Status OutputFile::Commit() {

@@ -74,6 +74,16 @@ class OutputFile {
     return Write(absl::string_view(reinterpret_cast<const char*>(data.data()),
                                    data.size()));
   }
+  // Writes `data` at byte `offset` of the file (pwrite), which may lie past
+  // the current end (the gap reads as zeros until written). Write and
+  // WriteAt may be mixed; every byte of the file must be written before
+  // Commit for the result to be complete. Not for concurrent use.
+  absl::Status WriteAt(uint64_t offset, absl::Span<const uint8_t> data);
+  // Asks the kernel to start writing [offset, offset + size) to the device
+  // now (Linux sync_file_range, SYNC_FILE_RANGE_WRITE; a no-op elsewhere),
+  // so that Commit's fsync waits only for what is still in flight. A hint:
+  // it reports nothing; errors surface at Commit.
+  void StartWriteback(uint64_t offset, uint64_t size);
   // fsync, close, rename over the destination, fsync of its directory. After
   // an error the temporary file is gone and the destination untouched.
   absl::Status Commit();

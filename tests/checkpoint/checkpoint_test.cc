@@ -462,6 +462,38 @@ TEST(CheckpointTest, FailureMidwayLeavesNoOutput) {
   EXPECT_TRUE(fs::exists(t / "out/model.safetensors.index.json"));
 }
 
+// A write that fails on the writer thread (here: the staging directory
+// removed under it) fails the run, naming a file, and leaves no output.
+TEST(CheckpointTest, WriterFailureLeavesNoOutput) {
+  TempDir t;
+  MakeShardedModel(t / "in");
+  for (const char* scheme : {"compressed-tensors", "mxpack"}) {
+    CheckpointOptions o;
+    o.scheme = scheme;
+    o.max_shard_bytes = 12000;
+    int written = 0;
+    o.before_write = [&](const std::string&) {
+      if (++written == 2) {
+        for (const auto& e : fs::directory_iterator(t.path())) {
+          if (absl::StartsWith(e.path().filename().string(), "out.mxpack-tmp.")) {
+            fs::remove_all(e.path());
+          }
+        }
+      }
+      return absl::OkStatus();
+    };
+    absl::StatusOr<CheckpointReport> r = QuantizeCheckpoint(t / "in", t / "out", o);
+    ASSERT_FALSE(r.ok()) << scheme;
+    EXPECT_NE(r.status().message().find(".safetensors"), std::string::npos)
+        << r.status();
+    std::vector<std::string> left;
+    for (const auto& e : fs::directory_iterator(t.path())) {
+      left.push_back(e.path().filename().string());
+    }
+    EXPECT_EQ(left, std::vector<std::string>{"in"}) << scheme;
+  }
+}
+
 TEST(CheckpointTest, EverySafetensorsDtypeIsCopied) {
   TempDir t;
   struct D {

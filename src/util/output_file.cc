@@ -483,12 +483,12 @@ void OutputFile::Abandon() {
   Unregister(slot_);
 }
 
-absl::Status OutputFile::Write(absl::string_view data) {
+absl::Status OutputFile::Guarded(absl::FunctionRef<bool(int fd)> write) {
   if (fd_ < 0 || failed_) {
     return absl::FailedPreconditionError(
         absl::StrFormat("%s: not open for writing", path_));
   }
-  if (!WriteAll(fd_, data.data(), data.size())) {
+  if (!write(fd_)) {
     const int err = errno;
     failed_ = true;
     Abandon();
@@ -498,19 +498,13 @@ absl::Status OutputFile::Write(absl::string_view data) {
   return absl::OkStatus();
 }
 
+absl::Status OutputFile::Write(absl::string_view data) {
+  return Guarded([&](int fd) { return WriteAll(fd, data.data(), data.size()); });
+}
+
 absl::Status OutputFile::WriteAt(uint64_t offset, absl::Span<const uint8_t> data) {
-  if (fd_ < 0 || failed_) {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("%s: not open for writing", path_));
-  }
-  if (!WriteAllAt(fd_, data.data(), data.size(), offset)) {
-    const int err = errno;
-    failed_ = true;
-    Abandon();
-    return absl::DataLossError(
-        absl::StrFormat("%s: write error: %s", path_, ErrnoText(err)));
-  }
-  return absl::OkStatus();
+  return Guarded(
+      [&](int fd) { return WriteAllAt(fd, data.data(), data.size(), offset); });
 }
 
 void OutputFile::StartWriteback(uint64_t offset, uint64_t size) {

@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -94,6 +95,10 @@ class OutputFile {
  private:
   OutputFile() = default;
   void Abandon();
+  // Runs `write` on the open file descriptor (false: failed, errno set);
+  // a failure abandons the file (the temporary is removed) and is reported
+  // with the path.
+  absl::Status Guarded(absl::FunctionRef<bool(int fd)> write);
 
   std::string path_;         // as given
   std::string destination_;  // resolved: what the rename replaces

@@ -789,6 +789,29 @@ TEST(MxSimd, RowRangesComposeToTheWholeTensor) {
   EXPECT_EQ(s, whole->scales);
 }
 
+// Quantizes the f32 tensor `in` (rows x cols) range by range into
+// sentinel-filled buffers (elements 0x5A, scales 0xA5), by the scalar
+// reference or by `target`, so that bytes no range writes keep their
+// sentinel.
+void QuantizeRowRangesF32(MxFormat f, const MxOptions& o, const std::vector<uint8_t>& in,
+                          size_t rows, size_t cols,
+                          const std::vector<std::pair<size_t, size_t>>& ranges,
+                          bool scalar_ref, int64_t target, std::vector<uint8_t>& e,
+                          std::vector<uint8_t>& sc) {
+  const MxShape s{f, o.layout, o.scale_layout, rows, cols};
+  e.assign(s.element_bytes(), 0x5A);
+  sc.assign(s.scale_bytes(), 0xA5);
+  for (auto [b, end] : ranges) {
+    const auto part = absl::MakeConstSpan(in).subspan(b * cols * 4, (end - b) * cols * 4);
+    const absl::Status st =
+        scalar_ref ? scalar::QuantizeMxRows(f, Format::kF32, part, rows, cols, b, end, o,
+                                            absl::MakeSpan(e), absl::MakeSpan(sc))
+                   : QuantizeMxRows(f, Format::kF32, part, rows, cols, b, end, o,
+                                    absl::MakeSpan(e), absl::MakeSpan(sc), Impl{target});
+    ASSERT_TRUE(st.ok()) << st;
+  }
+}
+
 TEST(MxSimd, ScaleLayoutsEveryRowCountAndRangeEveryTarget) {
   // The driver stages a group of 128 rows' scale codes and then writes them
   // into their layout: tcgen05 whole tiles for whole groups, per row for the
@@ -810,7 +833,6 @@ TEST(MxSimd, ScaleLayoutsEveryRowCountAndRangeEveryTarget) {
         o.layout = ElementLayout::kCodes;
         o.scale_layout = sl;
         o.tensor_scale = 1.0f;
-        const MxShape s{f, o.layout, sl, sh.rows, sh.cols};
         const std::vector<float> x =
             RandomTensor(sh.rows * sh.cols,
                          static_cast<uint32_t>(sh.rows * 7 + sh.cols), true);
@@ -820,24 +842,9 @@ TEST(MxSimd, ScaleLayoutsEveryRowCountAndRangeEveryTarget) {
         if (sh.rows > 100) {
           ranges = {{0, 50}, {50, sh.rows - 10}, {sh.rows - 10, sh.rows}};
         }
-        const auto run = [&](bool scalar_ref, int64_t target,
-                             std::vector<uint8_t>& e,
+        const auto run = [&](bool scalar_ref, int64_t target, std::vector<uint8_t>& e,
                              std::vector<uint8_t>& sc) {
-          e.assign(s.element_bytes(), 0x5A);
-          sc.assign(s.scale_bytes(), 0xA5);
-          for (auto [b, end] : ranges) {
-            const auto part = absl::MakeConstSpan(in).subspan(
-                b * sh.cols * 4, (end - b) * sh.cols * 4);
-            const absl::Status st =
-                scalar_ref
-                    ? scalar::QuantizeMxRows(
-                          f, Format::kF32, part, sh.rows, sh.cols, b, end, o,
-                          absl::MakeSpan(e), absl::MakeSpan(sc))
-                    : QuantizeMxRows(f, Format::kF32, part, sh.rows, sh.cols, b,
-                                     end, o, absl::MakeSpan(e),
-                                     absl::MakeSpan(sc), Impl{target});
-            ASSERT_TRUE(st.ok()) << st;
-          }
+          QuantizeRowRangesF32(f, o, in, sh.rows, sh.cols, ranges, scalar_ref, target, e, sc);
         };
         std::vector<uint8_t> want_e, want_s, got_e, got_s;
         run(true, 0, want_e, want_s);
@@ -879,27 +886,12 @@ TEST(MxSimd, Tcgen05TilesEveryTileCountEveryTarget) {
         MxOptions o;
         o.layout = ElementLayout::kCodes;
         o.scale_layout = ScaleLayout::kTcgen05;
-        const MxShape s{f, o.layout, o.scale_layout, rows, cols};
         const std::vector<uint8_t> in = F32Bytes(RandomTensor(
             rows * cols, static_cast<uint32_t>(whole_tiles * 5 + extra_blocks),
             true));
-        const auto run = [&](bool scalar_ref, int64_t target,
-                             std::vector<uint8_t>& e,
+        const auto run = [&](bool scalar_ref, int64_t target, std::vector<uint8_t>& e,
                              std::vector<uint8_t>& sc) {
-          e.assign(s.element_bytes(), 0x5A);
-          sc.assign(s.scale_bytes(), 0xA5);
-          for (auto [b, end] : ranges) {
-            const auto part = absl::MakeConstSpan(in).subspan(
-                b * cols * 4, (end - b) * cols * 4);
-            const absl::Status st =
-                scalar_ref ? scalar::QuantizeMxRows(
-                                 f, Format::kF32, part, rows, cols, b, end, o,
-                                 absl::MakeSpan(e), absl::MakeSpan(sc))
-                           : QuantizeMxRows(f, Format::kF32, part, rows, cols,
-                                            b, end, o, absl::MakeSpan(e),
-                                            absl::MakeSpan(sc), Impl{target});
-            ASSERT_TRUE(st.ok()) << st;
-          }
+          QuantizeRowRangesF32(f, o, in, rows, cols, ranges, scalar_ref, target, e, sc);
         };
         std::vector<uint8_t> want_e, want_s, got_e, got_s;
         run(true, 0, want_e, want_s);

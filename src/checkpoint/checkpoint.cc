@@ -358,17 +358,26 @@ static absl::StatusOr<CheckpointReport> QuantizeCheckpointInDefaultEnv(
         std::upper_bound(p.shard_end.begin(), p.shard_end.end(), i) -
         p.shard_end.begin());
   };
+  // A group's members (quantized tensors of one group name and expert
+  // count), in order, found once.
+  auto group_key = [&](size_t i) {
+    return absl::StrCat(p.tensors[i].group, "#", p.shapes[i].experts);
+  };
+  std::map<std::string, std::vector<size_t>> group_members;
+  if (p.scheme->NeedsGroupAmax(p.format)) {
+    for (size_t j = 0; j < p.tensors.size(); ++j) {
+      if (p.tensors[j].quantized) group_members[group_key(j)].push_back(j);
+    }
+  }
   std::map<std::string, std::vector<float>> group_amax;
   auto amax_of = [&](size_t i) -> absl::StatusOr<const std::vector<float>*> {
-    const PlannedTensor& t = p.tensors[i];
     const size_t experts = p.shapes[i].experts;
-    const std::string key = absl::StrCat(t.group, "#", experts);
+    const std::string key = group_key(i);
     auto it = group_amax.find(key);
     if (it != group_amax.end()) return &it->second;
     std::vector<float> g(experts, 0.0f);
-    for (size_t j = i; j < p.tensors.size(); ++j) {
+    for (size_t j : group_members.at(key)) {
       const PlannedTensor& u = p.tensors[j];
-      if (!u.quantized || u.group != t.group || p.shapes[j].experts != experts) continue;
       const SafetensorsView& v = p.opened[shard_of(j)].view;
       absl::StatusOr<std::vector<float>> a =
           ExpertAmax(u, p.shapes[j], v.Bytes(*v.Find(u.name)), pool, options.impl);
@@ -404,6 +413,11 @@ static absl::StatusOr<CheckpointReport> QuantizeCheckpointInDefaultEnv(
   }
   size_t si = 0;  // input shard of tensor i
   for (size_t k = 0; k < p.out_shards.size(); ++k) {
+    // A held shard is written before the next one is quantized: memory holds
+    // one output shard (docs/checkpoints.md).
+    if (!stream && k > 0) {
+      if (absl::Status st = writer.Drain(); !st.ok()) return st;
+    }
     const size_t first = k == 0 ? 0 : p.out_end[k - 1];
     // The shard's tensors in order (quantized ones by size alone until
     // their bytes exist) and where each starts in the data section.

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -257,6 +258,12 @@ absl::Status ShardWriter::status() {
   return status_;
 }
 
+absl::Status ShardWriter::Drain() {
+  std::unique_lock<std::mutex> lock(mu_);
+  idle_.wait(lock, [&] { return queue_.empty() && !busy_; });
+  return status_;
+}
+
 absl::Status ShardWriter::Finish() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -278,17 +285,32 @@ void ShardWriter::Run() {
       if (queue_.empty()) return;
       job = std::move(queue_.front());
       queue_.pop_front();
+      busy_ = true;
     }
-    absl::Status s = Do(job);
+    absl::Status s;
+    try {
+      s = Do(job);
+    } catch (const std::exception& e) {
+      // Reported like a failed write instead of ending the process.
+      s = absl::ResourceExhaustedError(
+          absl::StrCat("writing the output: ", e.what()));
+    }
     job = Job();  // releases what the job kept alive
+    std::deque<Job> dropped;
     if (!s.ok()) {
       // Remove every uncommitted file now, and drop the queued work.
       files_.clear();
-      std::deque<Job> dropped;
-      std::lock_guard<std::mutex> lock(mu_);
-      if (status_.ok()) status_ = s;
-      dropped.swap(queue_);
     }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!s.ok()) {
+        if (status_.ok()) status_ = s;
+        dropped.swap(queue_);
+      }
+      busy_ = false;
+    }
+    dropped.clear();  // releases the dropped jobs' buffers outside the lock
+    idle_.notify_all();
   }
 }
 

@@ -114,6 +114,9 @@ class ShardWriter {
   void Commit(size_t file);
   // The first error so far, without waiting.
   absl::Status status();
+  // Waits until the work queued so far is done (or dropped after an
+  // error); the first error, if any. More work may be queued afterwards.
+  absl::Status Drain();
   // Waits until all queued work is done; the first error, if any.
   absl::Status Finish();
 
@@ -137,6 +140,8 @@ class ShardWriter {
 
   std::mutex mu_;
   std::condition_variable wake_;
+  std::condition_variable idle_;  // queue_ empty and no job running
+  bool busy_ = false;             // a job is running (popped, not done)
   std::deque<Job> queue_;
   absl::Status status_;
   bool finishing_ = false;

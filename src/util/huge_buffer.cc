@@ -49,7 +49,12 @@ std::shared_ptr<uint8_t> BufferRecycler::Acquire(size_t n) {
     }
   }
   if (b.size < n) {
-    b.data = NewOutputBuffer(n, /*zero=*/false);
+    try {
+      b.data = NewOutputBuffer(n, /*zero=*/false);
+    } catch (...) {
+      Return(std::move(b));  // a failed allocation ends the lease
+      throw;
+    }
     b.size = n;
   }
   uint8_t* data = b.data.get();

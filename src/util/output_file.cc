@@ -43,18 +43,27 @@ struct Slot {
 };
 
 Slot g_slots[kSlots];
+// Interruptions so far. An OutputFile or StagedDirectory notes the count
+// when it is created and refuses to commit once it has changed: a thread
+// other than the interrupted one (a writer thread) could otherwise rename a
+// file into a staging directory the handler is removing, or a process that
+// goes on after the signal (Python) commit a directory the handler emptied.
+std::atomic<unsigned> g_interrupts{0};
+static_assert(std::atomic<unsigned>::is_always_lock_free,
+              "the signal handler needs a lock-free counter");
 constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
 struct sigaction g_previous[kSignals.size()];
 
 // Removes NAME (relative to DIRFD) and, when it is a directory, everything
-// below it, with raw system calls only (usable in a signal handler).
-void RemoveTreeAt(int dirfd, const char* name, int depth) {
-  if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT) return;
-  if (errno != EISDIR && errno != EPERM) return;
-  if (depth > 32) return;
+// below it, with raw system calls only (usable in a signal handler). True
+// when NAME is gone.
+bool RemoveTreeAt(int dirfd, const char* name, int depth) {
+  if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT) return true;
+  if (errno != EISDIR && errno != EPERM) return false;
+  if (depth > 32) return false;
   const int fd =
       openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return;
+  if (fd < 0) return errno == ENOENT;
   alignas(8) char buf[4096];
   for (;;) {
     const long n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
@@ -72,17 +81,22 @@ void RemoveTreeAt(int dirfd, const char* name, int depth) {
     }
   }
   close(fd);
-  unlinkat(dirfd, name, AT_REMOVEDIR);
+  return unlinkat(dirfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT;
 }
 
 void RemoveTree(const char* path) { RemoveTreeAt(AT_FDCWD, path, 0); }
 
 void OnSignal(int sig, siginfo_t* info, void* context) {
   const int saved_errno = errno;
+  g_interrupts.fetch_add(1, std::memory_order_seq_cst);
   for (Slot& s : g_slots) {
     if (s.state.load(std::memory_order_acquire) != kActive) continue;
     if (s.is_dir) {
-      RemoveTree(s.path);
+      // Another thread may still add a file between the listing and the
+      // rmdir (it fails its commit afterwards): list again until the
+      // directory is gone.
+      for (int tries = 0; tries < 16 && !RemoveTreeAt(AT_FDCWD, s.path, 0); ++tries) {
+      }
     } else {
       unlink(s.path);
     }
@@ -432,6 +446,7 @@ absl::StatusOr<std::unique_ptr<OutputFile>> OutputFile::Create(
   absl::StatusOr<Destination> d = Resolve(path, /*want_dir=*/false);
   if (!d.ok()) return d.status();
   std::unique_ptr<OutputFile> f(new OutputFile());
+  f->interrupts_ = g_interrupts.load();
   f->path_ = path;
   f->destination_ = d->path;
   const std::string dir = Dirname(d->path);
@@ -542,6 +557,11 @@ absl::Status OutputFile::Commit() {
         absl::StrFormat("%s: became %s while writing; expected a regular file",
                         path_, KindName(st.st_mode)));
   }
+  if (g_interrupts.load() != interrupts_) {
+    Abandon();
+    return absl::CancelledError(
+        absl::StrFormat("%s: interrupted by a signal; not written", path_));
+  }
   if (rename(temp_.c_str(), destination_.c_str()) != 0) {
     return fail(absl::StrCat("cannot rename ", temp_, " into place"), errno);
   }
@@ -568,6 +588,7 @@ absl::StatusOr<std::unique_ptr<StagedDirectory>> StagedDirectory::Create(
   absl::StatusOr<Destination> d = Resolve(dest, /*want_dir=*/true);
   if (!d.ok()) return d.status();
   std::unique_ptr<StagedDirectory> sd(new StagedDirectory());
+  sd->interrupts_ = g_interrupts.load();
   sd->dest_ = dest;
   sd->destination_ = d->path;
   sd->overwrite_ = overwrite;
@@ -606,6 +627,10 @@ absl::Status StagedDirectory::Commit() {
     Unregister(slot_);
     return s;
   };
+  if (g_interrupts.load() != interrupts_) {
+    return fail(absl::CancelledError(
+        absl::StrFormat("%s: interrupted by a signal; not written", dest_)));
+  }
   struct stat st;
   if (lstat(destination_.c_str(), &st) != 0) {
     if (rename(staging_.c_str(), destination_.c_str()) != 0) {

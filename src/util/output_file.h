@@ -19,7 +19,9 @@
 //    (created with O_CREAT | O_EXCL, mode 0666 & ~umask, or the mode of the
 //    file it replaces), is fsync'd and renamed over the destination. The
 //    temporary file is removed on every error path and, through a SIGINT /
-//    SIGTERM / SIGHUP handler, when the process is interrupted.
+//    SIGTERM / SIGHUP handler, when the process is interrupted; a file or
+//    staging directory created before such a signal is never committed
+//    after it (its Commit fails), whichever thread commits it.
 //  - Replacing a file gives it a new inode: other hard links to the old file
 //    keep the old contents.
 //  - "-" names stdin / stdout and is never replaced; an empty path is an
@@ -106,6 +108,7 @@ class OutputFile {
   int fd_ = -1;
   int slot_ = -1;  // in the interruption cleanup registry
   bool failed_ = false;
+  unsigned interrupts_ = 0;  // signals seen before Create: Commit refuses after another
 };
 
 // Writes `data` to `path` through an OutputFile (create, write, commit).
@@ -139,6 +142,7 @@ class StagedDirectory {
   std::string staging_;
   bool overwrite_ = false;
   int slot_ = -1;
+  unsigned interrupts_ = 0;  // signals seen before Create: Commit refuses after another
 };
 
 }  // namespace mxpack

@@ -476,7 +476,12 @@ TEST(CheckpointTest, WriterFailureLeavesNoOutput) {
       if (++written == 2) {
         for (const auto& e : fs::directory_iterator(t.path())) {
           if (absl::StartsWith(e.path().filename().string(), "out.mxpack-tmp.")) {
-            fs::remove_all(e.path());
+            // The writer thread may add a file while the tree is removed:
+            // remove until it is gone.
+            std::error_code ec;
+            for (int i = 0; i < 100 && fs::exists(e.path(), ec); ++i) {
+              fs::remove_all(e.path(), ec);
+            }
           }
         }
       }

@@ -59,6 +59,25 @@ absl::Span<const uint8_t> Bytes(const std::string& s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
 
+TEST(ShardWriterTest, DrainWaitsForQueuedWorkAndMoreMayFollow) {
+  TempDir t;
+  auto big = std::make_shared<std::string>(size_t{8} << 20, 'x');
+  ShardWriter w;
+  const size_t f0 = w.Open(t / "first.safetensors", "H");
+  for (uint64_t i = 0; i < 4; ++i) w.Write(f0, i * big->size(), Bytes(*big), big);
+  w.Commit(f0);
+  std::weak_ptr<std::string> released = big;
+  big.reset();
+  ASSERT_TRUE(w.Drain().ok());
+  // Done, not only taken off the queue: committed, and the bytes let go.
+  EXPECT_TRUE(released.expired());
+  EXPECT_EQ(fs::file_size(t / "first.safetensors"), 1 + (uint64_t{32} << 20));
+  const size_t f1 = w.Open(t / "second.safetensors", "HH");
+  w.Commit(f1);
+  ASSERT_TRUE(w.Finish().ok());
+  EXPECT_EQ(ReadFile(t / "second.safetensors"), "HH");
+}
+
 TEST(ShardWriterTest, WritesAtDataOffsetsInAnyOrderAndCommits) {
   TempDir t;
   auto a = std::make_shared<std::string>("AAAA");

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "gtest/gtest.h"
 
 namespace mxpack {
@@ -290,6 +291,66 @@ TEST_F(OutputFileTest, StagedDirectory) {
     pause();
   });
   EXPECT_EQ(ReadAll(out + "/sub/b"), "B");
+}
+
+// The child of SignalThatReturnsCancelsCommitsCreatedBeforeIt, in a fresh
+// process (so that the returning handler below is installed before
+// mxpack's, which chains to it, as in a Python interpreter): exit status 0
+// when every check holds, else the number of the failed check.
+int InterruptedCommitsChild(const std::string& dir) {
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = [](int) {};  // returns, like CPython's handler
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(SIGINT, &sa, nullptr) != 0) return 1;
+  absl::StatusOr<std::unique_ptr<StagedDirectory>> d =
+      StagedDirectory::Create(dir + "/outdir", /*overwrite=*/false);
+  if (!d.ok()) return 2;
+  absl::StatusOr<std::unique_ptr<OutputFile>> in_dir =
+      OutputFile::Create((*d)->staging_path() + "/shard");
+  absl::StatusOr<std::unique_ptr<OutputFile>> plain = OutputFile::Create(dir + "/plain");
+  if (!in_dir.ok() || !plain.ok()) return 3;
+  if (!(*in_dir)->Write("shard bytes").ok() || !(*plain)->Write("plain").ok()) return 4;
+  raise(SIGINT);  // the handler removes the temporaries and returns
+  // Created before the signal: no commit succeeds (another thread could
+  // otherwise rename a file into the removed directory's place).
+  const absl::Status a = (*in_dir)->Commit();
+  const absl::Status b = (*plain)->Commit();
+  const absl::Status c = (*d)->Commit();
+  if (!absl::IsCancelled(a) || !absl::IsCancelled(b) || !absl::IsCancelled(c)) return 5;
+  if (b.message().find("interrupted") == absl::string_view::npos) return 6;
+  if (access((dir + "/outdir").c_str(), F_OK) == 0) return 7;
+  if (access((dir + "/plain").c_str(), F_OK) == 0) return 8;
+  // Created after it: the process goes on and can write again.
+  if (!WriteFileAtomically(dir + "/later", "later").ok()) return 9;
+  if (ReadAll(dir + "/later") != "later") return 10;
+  unlink((dir + "/later").c_str());
+  return 0;
+}
+
+TEST_F(OutputFileTest, SignalThatReturnsCancelsCommitsCreatedBeforeIt) {
+  if (const char* child = std::getenv("MXPACK_INTERRUPT_CHILD_DIR")) {
+    const int failed = InterruptedCommitsChild(child);
+    unlink(in_.c_str());  // this process's own fixture directory
+    rmdir(dir_.c_str());
+    _exit(failed);
+  }
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    setenv("MXPACK_INTERRUPT_CHILD_DIR", dir_.c_str(), 1);
+    const char* argv[] = {"/proc/self/exe",
+                          "--gtest_filter=OutputFileTest."
+                          "SignalThatReturnsCancelsCommitsCreatedBeforeIt",
+                          nullptr};
+    execv(argv[0], const_cast<char* const*>(argv));
+    _exit(100);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "failed check (see InterruptedCommitsChild)";
+  EXPECT_NE(access(P("outdir").c_str(), F_OK), 0);
 }
 
 }  // namespace

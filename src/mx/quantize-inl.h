@@ -922,6 +922,35 @@ class MxBlockQuantizer {
   }
 #endif
 
+#if HWY_TARGET == HWY_AVX3_DL
+  // The driver of the bf16 table codecs' pass 3: stores codes64(p, i, tail),
+  // the 64 codes of the 64 bf16 at p (elements i .. i + 63 of the chunk of
+  // n at src), for every whole step (p in src, tail std::false_type), then
+  // for the last 1..63 elements from a zero-padded copy (p the copy, tail
+  // std::true_type: blocks past n are +0 there), storing only their codes.
+  template <class Codes64>
+  static HWY_INLINE void Bf16Steps64(const uint8_t* HWY_RESTRICT src, size_t n,
+                                     uint8_t* HWY_RESTRICT out, bool prefetch_l2,
+                                     const Codes64& codes64) {
+    const auto* s16 = reinterpret_cast<const uint16_t*>(src);
+    const auto whole_steps = [&](auto l2) {
+      size_t i = 0;
+      for (; i + 64 <= n; i += 64) {
+        PrefetchNextChunk(src + 2 * i, 2 * n, 128, l2);
+        _mm512_storeu_si512(out + i, codes64(s16 + i, i, std::false_type()));
+      }
+      return i;
+    };
+    const size_t i = prefetch_l2 ? whole_steps(std::true_type()) : whole_steps(std::false_type());
+    if (i == n) return;
+    HWY_ALIGN uint16_t in_buf[64] = {};
+    HWY_ALIGN uint8_t out_buf[64];
+    std::memcpy(in_buf, s16 + i, 2 * (n - i));
+    _mm512_store_si512(out_buf, codes64(in_buf, i, std::true_type()));
+    std::memcpy(out + i, out_buf, n - i);
+  }
+#endif
+
 #ifdef MXPACK_HAVE_MX_FP8_BF16
   // The table codec of MXFP8 from bf16 (MxFp8FromBf16) on AVX3_DL.
   static constexpr bool kFp8Table = !kNvfp4 && kBf16 && kElemT.bits == 8;
@@ -935,29 +964,18 @@ class MxBlockQuantizer {
                                                const uint32_t* HWY_RESTRICT k2, size_t nb,
                                                uint8_t* HWY_RESTRICT out, bool prefetch_l2) {
     static_assert(kBlock == 32, "two blocks per step");
-    const size_t n = nb * kBlock;
     const typename Fp8Table::Consts k = Fp8Table::Make();
-    const auto whole_steps = [&](auto l2) {
-      size_t i = 0;
-      for (; i + 64 <= n; i += 64) {
-        PrefetchNextChunk(src + kSrcBytes * i, kSrcBytes * n, 64 * kSrcBytes, l2);
-        const size_t b = i / kBlock;
-        _mm512_storeu_si512(
-            out + i, Fp8Table::Encode64(reinterpret_cast<const uint16_t*>(src + kSrcBytes * i),
-                                        _mm512_set1_epi32(static_cast<int>(k2[b])),
-                                        _mm512_set1_epi32(static_cast<int>(k2[b + 1])), k));
+    Bf16Steps64(src, nb * kBlock, out, prefetch_l2, [&](const uint16_t* p, size_t i, auto tail) {
+      const size_t b = i / kBlock;
+      const __m512i ka = _mm512_set1_epi32(static_cast<int>(k2[b]));
+      // Tail: one block left (b = nb - 1); the second is +0 (code 0 under
+      // any K).
+      if constexpr (decltype(tail)::value) {
+        return Fp8Table::Encode64(p, ka, ka, k);
+      } else {
+        return Fp8Table::Encode64(p, ka, _mm512_set1_epi32(static_cast<int>(k2[b + 1])), k);
       }
-      return i;
-    };
-    const size_t i = prefetch_l2 ? whole_steps(std::true_type()) : whole_steps(std::false_type());
-    if (i == n) return;
-    // One block left: the second is +0 (code 0 under any K).
-    HWY_ALIGN uint16_t in_buf[64] = {};
-    HWY_ALIGN uint8_t out_buf[64];
-    std::memcpy(in_buf, src + kSrcBytes * i, kSrcBytes * (n - i));
-    const __m512i kl = _mm512_set1_epi32(static_cast<int>(k2[nb - 1]));
-    _mm512_store_si512(out_buf, Fp8Table::Encode64(in_buf, kl, kl, k));
-    std::memcpy(out + i, out_buf, n - i);
+    });
   }
 #endif
 
@@ -1400,29 +1418,17 @@ class MxBlockQuantizer {
                                            const uint16_t (*thr16)[8],
                                            const uint8_t* HWY_RESTRICT codes,
                                            uint8_t* HWY_RESTRICT out, bool prefetch_l2) {
-    const auto* s16 = reinterpret_cast<const uint16_t*>(src);
-    const size_t n = nb * kBlock;
     const typename Exact::Bf16Consts k = Exact::template MakeBf16Consts<kPadded>();
-    const auto whole_steps = [&](auto l2) {
-      size_t i = 0;
-      for (; i + 64 <= n; i += 64) {
-        PrefetchNextChunk(src + 2 * i, 2 * n, 128, l2);
-        _mm512_storeu_si512(out + i,
-                            Exact::Bf16Codes64<kPadded>(s16 + i, thr16, codes + i / kBlock, k));
+    Bf16Steps64(src, nb * kBlock, out, prefetch_l2, [&](const uint16_t* p, size_t i, auto tail) {
+      if constexpr (decltype(tail)::value) {
+        // Missing blocks: +0 with the last block's scale code (a filled row).
+        uint8_t code_buf[4];
+        for (size_t j = 0; j < 4; ++j) code_buf[j] = codes[HWY_MIN(i / kBlock + j, nb - 1)];
+        return Exact::Bf16Codes64<kPadded>(p, thr16, code_buf, k);
+      } else {
+        return Exact::Bf16Codes64<kPadded>(p, thr16, codes + i / kBlock, k);
       }
-      return i;
-    };
-    const size_t i = prefetch_l2 ? whole_steps(std::true_type()) : whole_steps(std::false_type());
-    if (i == n) return;
-    const size_t rest = n - i;
-    HWY_ALIGN uint16_t in_buf[64] = {};
-    HWY_ALIGN uint8_t out_buf[64];
-    uint8_t code_buf[4];
-    // Missing blocks: +0 with the last block's scale code (a filled row).
-    for (size_t j = 0; j < 4; ++j) code_buf[j] = codes[HWY_MIN(i / kBlock + j, nb - 1)];
-    std::memcpy(in_buf, s16 + i, 2 * rest);
-    _mm512_store_si512(out_buf, Exact::Bf16Codes64<kPadded>(in_buf, thr16, code_buf, k));
-    std::memcpy(out + i, out_buf, rest);
+    });
   }
 #endif
 
@@ -1437,8 +1443,6 @@ class MxBlockQuantizer {
                                                 const uint8_t* HWY_RESTRICT codes,
                                                 uint8_t* HWY_RESTRICT out, bool prefetch_l2) {
     static_assert(kMaxBlocks % 64 == 0, "whole vectors of block bytes");
-    const auto* s16 = reinterpret_cast<const uint16_t*>(src);
-    const size_t n = nb * kBlock;
     // The blocks' ebase and slot8 bytes (codes <= 0x7E: 7-bit vpermt2b
     // indices; lanes past nb read code 0).
     HWY_ALIGN uint8_t ebase[kMaxBlocks];
@@ -1457,25 +1461,11 @@ class MxBlockQuantizer {
     }
     const typename Exact::Bf16TableConsts k =
         Exact::template MakeBf16TableConsts<kPadded>(tab.bf16_base, tab.bf16_t1, tab.bf16_t2);
-    const auto whole_steps = [&](auto l2) {
-      size_t i = 0;
-      for (; i + 64 <= n; i += 64) {
-        PrefetchNextChunk(src + 2 * i, 2 * n, 128, l2);
-        const size_t b = i / kBlock;
-        _mm512_storeu_si512(
-            out + i, Exact::template Bf16TableCodes64<kPadded>(s16 + i, ebase + b, slot8 + b, k));
-      }
-      return i;
-    };
-    const size_t i = prefetch_l2 ? whole_steps(std::true_type()) : whole_steps(std::false_type());
-    if (i == n) return;
-    const size_t rest = n - i;
-    HWY_ALIGN uint16_t in_buf[64] = {};
-    HWY_ALIGN uint8_t out_buf[64];
-    std::memcpy(in_buf, s16 + i, 2 * rest);
-    _mm512_store_si512(out_buf, Exact::template Bf16TableCodes64<kPadded>(
-                                    in_buf, ebase + i / kBlock, slot8 + i / kBlock, k));
-    std::memcpy(out + i, out_buf, rest);
+    // (The tail's blocks past nb read ebase / slot8 of code 0.)
+    Bf16Steps64(src, nb * kBlock, out, prefetch_l2, [&](const uint16_t* p, size_t i, auto /*tail*/) {
+      const size_t b = i / kBlock;
+      return Exact::template Bf16TableCodes64<kPadded>(p, ebase + b, slot8 + b, k);
+    });
   }
 
   // 0 unless every scale code of the nb blocks is 0 or at least min_code

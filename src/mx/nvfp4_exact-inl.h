@@ -503,13 +503,14 @@ class Nvfp4ExactOps {
   // of the u16, then two vpermt2b that gather the 64 high and the 64 low
   // bytes in element order, so that 128-bit lane g holds block g). With the
   // block's scale code c (internal::MakeBf16ByteRow, Nvfp4ThresholdTable's
-  // bf16_* arrays): idx = min(E -sat ebase(c), 7) | 8 slot(c), then
+  // bf16_* arrays): idx = (E -sat ebase(c)) | 8 slot(c) (at most 7 | 8
+  // slot(c) for every element of a block of code c, see AddBf16Row), then
   // code = base[idx] + [M' > t1[idx]] + [M' > t2[idx]] (64-byte vpermb
   // tables, unsigned byte compares), the sign (bit 0 of M') into bit 3.
   // For chunks without Inf or NaN elements whose codes all have rows
   // (Nvfp4ThresholdTable::Bf16RowsCover).
   struct Bf16TableConsts {
-    __m512i base, t1, t2, e_idx, m_idx, lane_sel, one, seven, eight, weights, pack;
+    __m512i base, t1, t2, e_idx, m_idx, lane_sel, one, eight, weights, pack;
   };
   template <bool kPadded>
   static HWY_INLINE Bf16TableConsts MakeBf16TableConsts(const uint8_t* HWY_RESTRICT base,
@@ -551,7 +552,6 @@ class Nvfp4ExactOps {
     k.m_idx = _mm512_load_si512(kM.v);
     k.lane_sel = _mm512_load_si512(kSel.v);
     k.one = _mm512_set1_epi8(1);
-    k.seven = _mm512_set1_epi8(7);
     k.eight = _mm512_set1_epi8(8);
     k.weights = _mm512_set1_epi16(0x1001);  // bytes (1, 16): even + 16 * odd
     k.pack = _mm512_load_si512(kPack.v);
@@ -577,7 +577,9 @@ class Nvfp4ExactOps {
     std::memcpy(&sl4, slot8, 4);
     const __m512i eb = _mm512_shuffle_epi8(_mm512_set1_epi32(static_cast<int>(eb4)), k.lane_sel);
     const __m512i sl = _mm512_shuffle_epi8(_mm512_set1_epi32(static_cast<int>(sl4)), k.lane_sel);
-    const __m512i idx = _mm512_or_si512(_mm512_min_epu8(_mm512_subs_epu8(e, eb), k.seven), sl);
+    // E -sat ebase <= 7 in every block (Nvfp4ThresholdTable::AddBf16Row):
+    // no clamp.
+    const __m512i idx = _mm512_or_si512(_mm512_subs_epu8(e, eb), sl);
     __m512i c = _mm512_permutexvar_epi8(idx, k.base);
     c = _mm512_mask_add_epi8(
         c, _mm512_cmpgt_epu8_mask(m, _mm512_permutexvar_epi8(idx, k.t1)), c, k.one);

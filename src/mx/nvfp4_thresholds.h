@@ -283,7 +283,22 @@ struct Nvfp4ThresholdTable {
     return true;
   }
 
+  // Every element x of a block of code c = 1..0x7D lies in row
+  // E - ebase <= 7, so Bf16TableCodes64 needs no clamp of the row: with
+  // P = d t, 2^(ebase - 127) = 2^(first - 128) exceeds T_0 / 4 > P / 17
+  // (T_0: the largest f32 at or below P / 4; first: the binade of the bf16
+  // above T_0's), so row 8 starts above 256 P / 17 > 15 P, while every
+  // scale mode rounds amax / (6 t) to a d with amax < 12 P (rz: q below
+  // the next code's value, at most 2 d for subnormal d, (1 + 2^-3) d for
+  // normal d; rn, rp: closer or above).
+  // Code 0 (P = 0) has ebase 0xFE: every finite E gives row 0. The
+  // saturated code 0x7E bounds nothing (amax / (6 t) may exceed 448 by
+  // any factor) and gets no row, so its chunks keep the binary search.
   void AddBf16Row(unsigned c) {
+    if (c == 0x7E) {
+      bf16_bad[1] |= uint64_t{1} << (0x7E - 64);
+      return;
+    }
     // thr16 of c - 8 shifted by one binade (+128 each): MakeBf16ByteRow
     // gives the same row and ebase + 1.
     if (c >= 8 && Has(have_bf16, c - 8) && !Has(bf16_bad, c - 8)) {

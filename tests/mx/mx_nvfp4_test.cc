@@ -694,9 +694,13 @@ TEST(MxNvfp4, ThresholdTableEqualsDirectRowsEveryCode) {
 TEST(MxNvfp4, Bf16ByteRowsEqualOracleForEveryBf16EveryScaleCode) {
   // The byte-table form of the bf16 thresholds (internal::MakeBf16ByteRow,
   // as Nvfp4ExactOps::Bf16TableCodes64 reads it) against the independent
-  // oracle: every finite bf16 of either sign, every scale code 0..0x7E,
+  // oracle: every finite bf16 of either sign in rows 0..7 (E - ebase <=
+  // 7; the kernel does not clamp the row), every scale code 0..0x7D,
   // tensor scales from subnormal to large. Tensor scales whose thresholds
-  // are normal f32 give every code a row (eight significand rows).
+  // are normal f32 give every code below 0x7E a row (eight significand
+  // rows); the saturated code 0x7E has none. A bf16 beyond row 7 lies
+  // above 12 d t, where no element of a block of that code lies in any
+  // scale mode (amax / (6 t) rounds to d from below 2 d).
   float ue4m3[128];
   for (int c = 0; c < 128; ++c) ue4m3[c] = static_cast<float>(Ue4m3(c));
   const float ts[] = {1.0f,     F32FromBits(0x3DBF3CF4u), 0.001f, 0.0625f,
@@ -707,16 +711,24 @@ TEST(MxNvfp4, Bf16ByteRowsEqualOracleForEveryBf16EveryScaleCode) {
     tab.Fill(0, 0x7E, internal::Nvfp4ThresholdTable::Extra::kBf16Rows);
     const bool normal = t >= 1e-30f && t <= 1e30f;
     if (normal) {
-      EXPECT_TRUE(tab.Bf16RowsCover(0, 0x7E)) << "t=" << t;
+      EXPECT_TRUE(tab.Bf16RowsCover(0, 0x7D)) << "t=" << t;
     }
+    EXPECT_FALSE(tab.Bf16RowsCover(0x7E, 0x7E)) << "t=" << t;
     for (int c = 0; c <= 0x7E; ++c) {
       if (!tab.Bf16RowsCover(c, c)) continue;
       for (uint32_t h = 0; h < 0x10000; ++h) {
         if ((h & 0x7F80) == 0x7F80) continue;  // Inf, NaN
         const int e = (h >> 7) & 0xFF;
         const int m1 = (h & 0x7F) << 1 | h >> 15;  // M << 1 | s
-        const int j = std::min(std::max(e - tab.bf16_ebase[c], 0), 7);
-        const int idx = j | tab.bf16_slot8[c];
+        const int j = std::max(e - tab.bf16_ebase[c], 0);
+        if (j > 7) {
+          ASSERT_GT(std::fabs(static_cast<double>(F32FromBits(h << 16))),
+                    12.0 * static_cast<double>(ue4m3[c]) * static_cast<double>(t))
+              << absl::StrFormat("t=%a code 0x%02x bf16 0x%04x row %d", static_cast<double>(t),
+                                 c, h, j);
+          continue;
+        }
+        const int idx = (j | tab.bf16_slot8[c]) & 63;  // vpermb: 6 index bits
         const int got = tab.bf16_base[idx] + (m1 > tab.bf16_t1[idx]) + (m1 > tab.bf16_t2[idx]) +
                         8 * static_cast<int>(h >> 15);
         const uint8_t want = ExactElementOracle(F32FromBits(h << 16), static_cast<uint8_t>(c), t);

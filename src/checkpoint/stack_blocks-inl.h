@@ -308,6 +308,9 @@ class StackBlockQuantizer : private StackOps {
     // NaN amax gives scale code 0, which pass 3 sends to the slow path.
     uint16_t nan16[kChunkBlocks / 16 + 1];
     for (uint16_t& m : nan16) m = kNanAmax ? 0 : 0xFFFF;
+    // NVFP4 from bf16 on AVX-512: per 16 blocks, whether a scale code is
+    // saturated at 448 (0x7E) or above (set for a group of fewer blocks).
+    bool sat16[kCompares ? kChunkBlocks / 16 + 1 : 1];
     const auto block_max = [&](size_t b) {
       const uint8_t* p = in + b * kBlock * kIn;
       VU m = AbsBits(Load(p));
@@ -426,7 +429,9 @@ class StackBlockQuantizer : private StackOps {
           code_lo = hn::Min(code_lo, c);
           code_hi = hn::Max(code_hi, c);
           code_max = hn::Max(code_max, code);
+          sat16[b / 16] = !hn::AllFalse(du, ILt(hn::Set(du, 0x7Du), c));
         } else {
+          sat16[b / 16] = true;
           const auto valid = hn::FirstN(du, nb - b);
           code_lo = hn::IfThenElse(valid, hn::Min(code_lo, c), code_lo);
           code_hi = hn::IfThenElse(valid, hn::Max(code_hi, c), code_hi);
@@ -527,27 +532,23 @@ class StackBlockQuantizer : private StackOps {
           StoreNibbles(codes_of(v), elements + v * N / 2);
       };
       size_t b = 0;
-      // Without NaN, and with no scale code saturated at 448 (0x7E), every
-      // |x| <= amax lies within the tables' 29 buckets (Nvfp4Bf16PairN).
-      uint32_t nan_any = 0;
-      for (size_t g = 0; g < (nb + 15) / 16; ++g) nan_any |= nan16[g];
-      const auto quads = [&](auto clamp) {
-        constexpr bool kClamp = decltype(clamp)::value;
-        for (; b + 4 <= nb; b += 4) {
+      const auto quads = [&](size_t end) {
+        for (; b + 4 <= end; b += 4) {
           const uint8_t* p = in + b * kBlock * kIn;
           PrefetchNextChunk(p);
-          const __m512i n0 = Nvfp4Bf16PairN<kClamp>(
-              p, thr->bucket[codes[b]], thr->bucket[codes[b + 1]]);
-          const __m512i n1 = Nvfp4Bf16PairN<kClamp>(
-              p + 64, thr->bucket[codes[b + 2]], thr->bucket[codes[b + 3]]);
+          const __m512i n0 = Nvfp4Bf16PairN(p, thr->bucket[codes[b]],
+                                            thr->bucket[codes[b + 1]]);
+          const __m512i n1 = Nvfp4Bf16PairN(p + 64, thr->bucket[codes[b + 2]],
+                                            thr->bucket[codes[b + 3]]);
           _mm256_storeu_si256(
               reinterpret_cast<__m256i*>(elements + b * kOutPerBlock),
               NibblePairs2(n0, n1));
         }
       };
-      if (all_buckets && nan_any == 0 && hi < 0x7E) {
-        // Every bucket index within the table: the add form of the tables.
-        for (; b + 4 <= nb; b += 4) {
+      // The add form of the tables, where every bucket index lies within
+      // the table.
+      const auto adds = [&](size_t end) {
+        for (; b + 4 <= end; b += 4) {
           const uint8_t* p = in + b * kBlock * kIn;
           PrefetchNextChunk(p);
           const __m512i n0 = Nvfp4Bf16PairAdd(p, thr->bucket_add[codes[b]],
@@ -559,8 +560,21 @@ class StackBlockQuantizer : private StackOps {
               reinterpret_cast<__m256i*>(elements + b * kOutPerBlock),
               NibbleBytes2(n0, n1));
         }
-      } else if (all_buckets) {
-        quads(std::true_type());
+      };
+      if (all_buckets) {
+        // Without NaN, and with no scale code saturated at 448 (0x7E), every
+        // |x| <= amax lies within the tables' 29 buckets (Nvfp4Bf16PairN):
+        // runs of such groups of 16 blocks take the add form, the others
+        // the clamped lookup.
+        const size_t groups = nb / 16;
+        const auto plain = [&](size_t g) { return nan16[g] == 0 && !sat16[g]; };
+        for (size_t g = 0; g < groups;) {
+          while (g < groups && plain(g)) ++g;
+          adds(16 * g);
+          while (g < groups && !plain(g)) ++g;
+          quads(16 * g);
+        }
+        quads(nb);
       }
       for (; b + 2 <= nb; b += 2) {
         const uint8_t c0 = codes[b], c1 = codes[b + 1];

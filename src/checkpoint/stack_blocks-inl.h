@@ -394,17 +394,15 @@ class StackBlockQuantizer : private StackOps {
     VU code_lo = hn::Set(du, 127u), code_hi = hn::Zero(du),
        code_max = hn::Zero(du);
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
-    __m512i lut[4] = {};
-    if constexpr (kCompares) {
-      if (thr->code_table) LoadCodeLut(*thr, lut);
-    }
+    CodeLut lut;
+    if constexpr (kCompares) LoadCodeLut(*thr, lut);
 #endif
     for (size_t b = 0; b < nb; b += N) {
       VU code, f;
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
       if constexpr (kCompares) {
         if (!thr->code_table ||
-            !Nvfp4Bf16TableCodes(*thr, lut, hn::Load(du, amax + b), nb - b,
+            !Nvfp4Bf16TableCodes(lut, hn::Load(du, amax + b), nb - b,
                                  code)) {
           Scales(tensor_scale, hn::Load(du, amax + b), code, f, false);
         }
@@ -429,7 +427,9 @@ class StackBlockQuantizer : private StackOps {
           code_lo = hn::Min(code_lo, c);
           code_hi = hn::Max(code_hi, c);
           code_max = hn::Max(code_max, code);
-          sat16[b / 16] = !hn::AllFalse(du, ILt(hn::Set(du, 0x7Du), c));
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+          sat16[b / 16] = _mm512_cmpgt_epu32_mask(c.raw, lut.above_sat) != 0;
+#endif
         } else {
           sat16[b / 16] = true;
           const auto valid = hn::FirstN(du, nb - b);
@@ -1086,23 +1086,45 @@ class StackBlockQuantizer : private StackOps {
   // table's byte index is bits 16..22 of A (vpermt2b reads 7 bits of each
   // index byte), the exponent term 8 e bits 20.. of A with the low three
   // (mantissa) bits cleared.
-  // lut: the table as LoadCodeLut holds it.
+  // CodeLut: the table as LoadCodeLut holds it (where t.code_table), and
+  // the constants of Nvfp4Bf16TableCodes and of the test for codes
+  // saturated at 448 (above_sat), made once per chunk and kept in registers
+  // (GCC otherwise rebuilds broadcast constants inside the loop).
+  struct CodeLut {
+    __m512i lut[4];
+    __m512i low_byte, exp8, bias, min_bits, range, eight, max_code, above_sat;
+  };
   static HWY_INLINE void LoadCodeLut(const internal::StackNvfp4Thresholds& t,
-                                     __m512i lut[4]) {
+                                     CodeLut& k) {
+    for (__m512i& v : k.lut) v = _mm512_setzero_si512();
+    if (t.code_table) {
 #if HWY_TARGET <= HWY_AVX3_DL
-    lut[0] = _mm512_load_si512(t.code_lut);
-    lut[1] = _mm512_load_si512(t.code_lut + 64);
+      k.lut[0] = _mm512_load_si512(t.code_lut);
+      k.lut[1] = _mm512_load_si512(t.code_lut + 64);
 #else
-    // (Without VBMI: u16 entries, 32 per vector.)
-    for (int k = 0; k < 4; ++k) {
-      lut[k] = _mm512_cvtepu8_epi16(_mm256_load_si256(
-          reinterpret_cast<const __m256i*>(t.code_lut + 32 * k)));
-    }
+      // (Without VBMI: u16 entries, 32 per vector.)
+      for (int j = 0; j < 4; ++j) {
+        k.lut[j] = _mm512_cvtepu8_epi16(_mm256_load_si256(
+            reinterpret_cast<const __m256i*>(t.code_lut + 32 * j)));
+      }
 #endif
+    }
+    k.low_byte = _mm512_set1_epi32(0xFF);
+    k.exp8 = _mm512_set1_epi32(~7);
+    k.bias = _mm512_set1_epi32(t.code_bias);
+    k.min_bits = _mm512_set1_epi32(static_cast<int>(t.code_min_bits));
+    k.range =
+        _mm512_set1_epi32(static_cast<int>(0x7F800000u - t.code_min_bits));
+    k.eight = _mm512_set1_epi32(8);
+    k.max_code = _mm512_set1_epi32(0x7E);
+    k.above_sat = _mm512_set1_epi32(0x7D);
+    asm("" : "+v"(k.low_byte), "+v"(k.exp8), "+v"(k.bias), "+v"(k.min_bits),
+        "+v"(k.range), "+v"(k.eight), "+v"(k.max_code),
+        "+v"(k.above_sat));  // NOLINT(hicpp-no-assembler)
   }
-  static HWY_INLINE bool Nvfp4Bf16TableCodes(
-      const internal::StackNvfp4Thresholds& t, const __m512i lut[4], VU a,
-      size_t valid, VU& code) {
+  static HWY_INLINE bool Nvfp4Bf16TableCodes(const CodeLut& k, VU a,
+                                             size_t valid, VU& code) {
+    const __m512i* lut = k.lut;
     const __m512i idx = _mm512_srli_epi32(a.raw, 16);
 #if HWY_TARGET <= HWY_AVX3_DL
     const __m512i lk = _mm512_permutex2var_epi8(lut[0], idx, lut[1]);
@@ -1113,24 +1135,19 @@ class StackBlockQuantizer : private StackOps {
         _mm512_permutex2var_epi16(lut[0], idx, lut[1]),
         _mm512_permutex2var_epi16(lut[2], idx, lut[3]));
 #endif
-    const __m512i e8 = _mm512_and_si512(_mm512_srli_epi32(a.raw, 20),
-                                        _mm512_set1_epi32(~7));
-    const __m512i sum = _mm512_add_epi32(
-        _mm512_and_si512(lk, _mm512_set1_epi32(0xFF)),
-        _mm512_add_epi32(e8, _mm512_set1_epi32(t.code_bias)));
+    const __m512i e8 = _mm512_and_si512(_mm512_srli_epi32(a.raw, 20), k.exp8);
+    const __m512i sum = _mm512_add_epi32(_mm512_and_si512(lk, k.low_byte),
+                                         _mm512_add_epi32(e8, k.bias));
     const __mmask16 real =
         valid >= 16 ? __mmask16{0xFFFF}
                     : static_cast<__mmask16>((1u << valid) - 1u);
     // code_min_bits <= A < Inf (the scale of an Inf amax is not 2^k times
     // that of a finite one), and the sum >= 8.
     const __mmask16 ok = _mm512_mask_cmpge_epi32_mask(
-        _mm512_cmplt_epu32_mask(
-            _mm512_sub_epi32(
-                a.raw, _mm512_set1_epi32(static_cast<int>(t.code_min_bits))),
-            _mm512_set1_epi32(static_cast<int>(0x7F800000u - t.code_min_bits))),
-        sum, _mm512_set1_epi32(8));
+        _mm512_cmplt_epu32_mask(_mm512_sub_epi32(a.raw, k.min_bits), k.range),
+        sum, k.eight);
     if (HWY_UNLIKELY((ok & real) != real)) return false;
-    code = VU{_mm512_min_epi32(sum, _mm512_set1_epi32(0x7E))};
+    code = VU{_mm512_min_epi32(sum, k.max_code)};
     return true;
   }
 

@@ -402,8 +402,7 @@ class StackBlockQuantizer : private StackOps {
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
       if constexpr (kCompares) {
         if (!thr->code_table ||
-            !Nvfp4Bf16TableCodes(lut, hn::Load(du, amax + b), nb - b,
-                                 code)) {
+            !Nvfp4Bf16TableCodes(lut, hn::Load(du, amax + b), nb - b, code)) {
           Scales(tensor_scale, hn::Load(du, amax + b), code, f, false);
         }
       } else

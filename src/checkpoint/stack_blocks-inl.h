@@ -308,6 +308,9 @@ class StackBlockQuantizer : private StackOps {
     // NaN amax gives scale code 0, which pass 3 sends to the slow path.
     uint16_t nan16[kChunkBlocks / 16 + 1];
     for (uint16_t& m : nan16) m = kNanAmax ? 0 : 0xFFFF;
+    // NVFP4 from bf16 on AVX-512: per 16 blocks, whether a scale code is
+    // saturated at 448 (0x7E) or above (set for a group of fewer blocks).
+    bool sat16[kCompares ? kChunkBlocks / 16 + 1 : 1];
     const auto block_max = [&](size_t b) {
       const uint8_t* p = in + b * kBlock * kIn;
       VU m = AbsBits(Load(p));
@@ -391,18 +394,15 @@ class StackBlockQuantizer : private StackOps {
     VU code_lo = hn::Set(du, 127u), code_hi = hn::Zero(du),
        code_max = hn::Zero(du);
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
-    __m512i lut[4] = {};
-    if constexpr (kCompares) {
-      if (thr->code_table) LoadCodeLut(*thr, lut);
-    }
+    CodeLut lut;
+    if constexpr (kCompares) LoadCodeLut(*thr, lut);
 #endif
     for (size_t b = 0; b < nb; b += N) {
       VU code, f;
 #if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
       if constexpr (kCompares) {
         if (!thr->code_table ||
-            !Nvfp4Bf16TableCodes(*thr, lut, hn::Load(du, amax + b), nb - b,
-                                 code)) {
+            !Nvfp4Bf16TableCodes(lut, hn::Load(du, amax + b), nb - b, code)) {
           Scales(tensor_scale, hn::Load(du, amax + b), code, f, false);
         }
       } else
@@ -426,7 +426,11 @@ class StackBlockQuantizer : private StackOps {
           code_lo = hn::Min(code_lo, c);
           code_hi = hn::Max(code_hi, c);
           code_max = hn::Max(code_max, code);
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+          sat16[b / 16] = _mm512_cmpgt_epu32_mask(c.raw, lut.above_sat) != 0;
+#endif
         } else {
+          sat16[b / 16] = true;
           const auto valid = hn::FirstN(du, nb - b);
           code_lo = hn::IfThenElse(valid, hn::Min(code_lo, c), code_lo);
           code_hi = hn::IfThenElse(valid, hn::Max(code_hi, c), code_hi);
@@ -527,27 +531,23 @@ class StackBlockQuantizer : private StackOps {
           StoreNibbles(codes_of(v), elements + v * N / 2);
       };
       size_t b = 0;
-      // Without NaN, and with no scale code saturated at 448 (0x7E), every
-      // |x| <= amax lies within the tables' 29 buckets (Nvfp4Bf16PairN).
-      uint32_t nan_any = 0;
-      for (size_t g = 0; g < (nb + 15) / 16; ++g) nan_any |= nan16[g];
-      const auto quads = [&](auto clamp) {
-        constexpr bool kClamp = decltype(clamp)::value;
-        for (; b + 4 <= nb; b += 4) {
+      const auto quads = [&](size_t end) {
+        for (; b + 4 <= end; b += 4) {
           const uint8_t* p = in + b * kBlock * kIn;
           PrefetchNextChunk(p);
-          const __m512i n0 = Nvfp4Bf16PairN<kClamp>(
-              p, thr->bucket[codes[b]], thr->bucket[codes[b + 1]]);
-          const __m512i n1 = Nvfp4Bf16PairN<kClamp>(
-              p + 64, thr->bucket[codes[b + 2]], thr->bucket[codes[b + 3]]);
+          const __m512i n0 = Nvfp4Bf16PairN(p, thr->bucket[codes[b]],
+                                            thr->bucket[codes[b + 1]]);
+          const __m512i n1 = Nvfp4Bf16PairN(p + 64, thr->bucket[codes[b + 2]],
+                                            thr->bucket[codes[b + 3]]);
           _mm256_storeu_si256(
               reinterpret_cast<__m256i*>(elements + b * kOutPerBlock),
               NibblePairs2(n0, n1));
         }
       };
-      if (all_buckets && nan_any == 0 && hi < 0x7E) {
-        // Every bucket index within the table: the add form of the tables.
-        for (; b + 4 <= nb; b += 4) {
+      // The add form of the tables, where every bucket index lies within
+      // the table.
+      const auto adds = [&](size_t end) {
+        for (; b + 4 <= end; b += 4) {
           const uint8_t* p = in + b * kBlock * kIn;
           PrefetchNextChunk(p);
           const __m512i n0 = Nvfp4Bf16PairAdd(p, thr->bucket_add[codes[b]],
@@ -559,8 +559,21 @@ class StackBlockQuantizer : private StackOps {
               reinterpret_cast<__m256i*>(elements + b * kOutPerBlock),
               NibbleBytes2(n0, n1));
         }
-      } else if (all_buckets) {
-        quads(std::true_type());
+      };
+      if (all_buckets) {
+        // Without NaN, and with no scale code saturated at 448 (0x7E), every
+        // |x| <= amax lies within the tables' 29 buckets (Nvfp4Bf16PairN):
+        // runs of such groups of 16 blocks take the add form, the others
+        // the clamped lookup.
+        const size_t groups = nb / 16;
+        const auto plain = [&](size_t g) { return nan16[g] == 0 && !sat16[g]; };
+        for (size_t g = 0; g < groups;) {
+          while (g < groups && plain(g)) ++g;
+          adds(16 * g);
+          while (g < groups && !plain(g)) ++g;
+          quads(16 * g);
+        }
+        quads(nb);
       }
       for (; b + 2 <= nb; b += 2) {
         const uint8_t c0 = codes[b], c1 = codes[b + 1];
@@ -1072,23 +1085,45 @@ class StackBlockQuantizer : private StackOps {
   // table's byte index is bits 16..22 of A (vpermt2b reads 7 bits of each
   // index byte), the exponent term 8 e bits 20.. of A with the low three
   // (mantissa) bits cleared.
-  // lut: the table as LoadCodeLut holds it.
+  // CodeLut: the table as LoadCodeLut holds it (where t.code_table), and
+  // the constants of Nvfp4Bf16TableCodes and of the test for codes
+  // saturated at 448 (above_sat), made once per chunk and kept in registers
+  // (GCC otherwise rebuilds broadcast constants inside the loop).
+  struct CodeLut {
+    __m512i lut[4];
+    __m512i low_byte, exp8, bias, min_bits, range, eight, max_code, above_sat;
+  };
   static HWY_INLINE void LoadCodeLut(const internal::StackNvfp4Thresholds& t,
-                                     __m512i lut[4]) {
+                                     CodeLut& k) {
+    for (__m512i& v : k.lut) v = _mm512_setzero_si512();
+    if (t.code_table) {
 #if HWY_TARGET <= HWY_AVX3_DL
-    lut[0] = _mm512_load_si512(t.code_lut);
-    lut[1] = _mm512_load_si512(t.code_lut + 64);
+      k.lut[0] = _mm512_load_si512(t.code_lut);
+      k.lut[1] = _mm512_load_si512(t.code_lut + 64);
 #else
-    // (Without VBMI: u16 entries, 32 per vector.)
-    for (int k = 0; k < 4; ++k) {
-      lut[k] = _mm512_cvtepu8_epi16(_mm256_load_si256(
-          reinterpret_cast<const __m256i*>(t.code_lut + 32 * k)));
-    }
+      // (Without VBMI: u16 entries, 32 per vector.)
+      for (int j = 0; j < 4; ++j) {
+        k.lut[j] = _mm512_cvtepu8_epi16(_mm256_load_si256(
+            reinterpret_cast<const __m256i*>(t.code_lut + 32 * j)));
+      }
 #endif
+    }
+    k.low_byte = _mm512_set1_epi32(0xFF);
+    k.exp8 = _mm512_set1_epi32(~7);
+    k.bias = _mm512_set1_epi32(t.code_bias);
+    k.min_bits = _mm512_set1_epi32(static_cast<int>(t.code_min_bits));
+    k.range =
+        _mm512_set1_epi32(static_cast<int>(0x7F800000u - t.code_min_bits));
+    k.eight = _mm512_set1_epi32(8);
+    k.max_code = _mm512_set1_epi32(0x7E);
+    k.above_sat = _mm512_set1_epi32(0x7D);
+    asm("" : "+v"(k.low_byte), "+v"(k.exp8), "+v"(k.bias), "+v"(k.min_bits),
+        "+v"(k.range), "+v"(k.eight), "+v"(k.max_code),
+        "+v"(k.above_sat));  // NOLINT(hicpp-no-assembler)
   }
-  static HWY_INLINE bool Nvfp4Bf16TableCodes(
-      const internal::StackNvfp4Thresholds& t, const __m512i lut[4], VU a,
-      size_t valid, VU& code) {
+  static HWY_INLINE bool Nvfp4Bf16TableCodes(const CodeLut& k, VU a,
+                                             size_t valid, VU& code) {
+    const __m512i* lut = k.lut;
     const __m512i idx = _mm512_srli_epi32(a.raw, 16);
 #if HWY_TARGET <= HWY_AVX3_DL
     const __m512i lk = _mm512_permutex2var_epi8(lut[0], idx, lut[1]);
@@ -1099,24 +1134,19 @@ class StackBlockQuantizer : private StackOps {
         _mm512_permutex2var_epi16(lut[0], idx, lut[1]),
         _mm512_permutex2var_epi16(lut[2], idx, lut[3]));
 #endif
-    const __m512i e8 = _mm512_and_si512(_mm512_srli_epi32(a.raw, 20),
-                                        _mm512_set1_epi32(~7));
-    const __m512i sum = _mm512_add_epi32(
-        _mm512_and_si512(lk, _mm512_set1_epi32(0xFF)),
-        _mm512_add_epi32(e8, _mm512_set1_epi32(t.code_bias)));
+    const __m512i e8 = _mm512_and_si512(_mm512_srli_epi32(a.raw, 20), k.exp8);
+    const __m512i sum = _mm512_add_epi32(_mm512_and_si512(lk, k.low_byte),
+                                         _mm512_add_epi32(e8, k.bias));
     const __mmask16 real =
         valid >= 16 ? __mmask16{0xFFFF}
                     : static_cast<__mmask16>((1u << valid) - 1u);
     // code_min_bits <= A < Inf (the scale of an Inf amax is not 2^k times
     // that of a finite one), and the sum >= 8.
     const __mmask16 ok = _mm512_mask_cmpge_epi32_mask(
-        _mm512_cmplt_epu32_mask(
-            _mm512_sub_epi32(
-                a.raw, _mm512_set1_epi32(static_cast<int>(t.code_min_bits))),
-            _mm512_set1_epi32(static_cast<int>(0x7F800000u - t.code_min_bits))),
-        sum, _mm512_set1_epi32(8));
+        _mm512_cmplt_epu32_mask(_mm512_sub_epi32(a.raw, k.min_bits), k.range),
+        sum, k.eight);
     if (HWY_UNLIKELY((ok & real) != real)) return false;
-    code = VU{_mm512_min_epi32(sum, _mm512_set1_epi32(0x7E))};
+    code = VU{_mm512_min_epi32(sum, k.max_code)};
     return true;
   }
 

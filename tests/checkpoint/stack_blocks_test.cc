@@ -402,6 +402,71 @@ TEST(StackBlocks, Nvfp4Bf16NanInOrdinaryChunks) {
   }
 }
 
+// NVFP4 from bf16: ordinary data in which some groups of 16 blocks (the
+// unit in which the fast path picks its bucket tables' form) hold a block
+// whose scale code saturates at 448 (a large element or Inf) or a NaN, at
+// the first, the last or a random block of the group: every run of clean
+// groups before, between and after them, within one chunk and across the
+// chunk boundary, and a ragged tail.
+TEST(StackBlocks, Nvfp4Bf16SaturatedAndNanGroups) {
+  std::mt19937 rng(57);
+  std::normal_distribution<float> normal;
+  const uint32_t specials[] = {
+      0x3F00 /* 0.5: code saturates */, 0xC100, 0x7F80, 0xFF7F, 0x7FC0, 0xFFC1};
+  for (StackArith arith : {StackArith::kCtNvfp4, StackArith::kModelOptNvfp4}) {
+    for (size_t nb :
+         {size_t{16 * 10 + 6}, size_t{16 * 40}, size_t{16 * 37 + 3}}) {
+      const size_t groups = nb / 16;
+      for (int trial = 0; trial < 12; ++trial) {
+        std::vector<uint8_t> in;
+        for (size_t b = 0; b < nb * 16; ++b)
+          Put(Format::kBF16, normal(rng) * 0.02f, in);
+        // Which full groups get a special block.
+        std::vector<bool> dirty(groups, false);
+        switch (trial % 6) {
+          case 0:
+            dirty[0] = true;
+            break;
+          case 1:
+            dirty[groups - 1] = true;
+            break;
+          case 2:
+            for (size_t g = 0; g < groups; g += 2) dirty[g] = true;
+            break;
+          case 3:
+            for (size_t g = 1; g < groups; g += 3)
+              dirty[g] = dirty[g - 1] = true;
+            break;
+          case 4:
+            for (size_t g = groups / 3; g < 2 * groups / 3; ++g)
+              dirty[g] = true;
+            break;
+          default:
+            for (size_t g = 0; g < groups; ++g) dirty[g] = rng() % 5 == 0;
+        }
+        for (size_t g = 0; g < groups; ++g) {
+          if (!dirty[g]) continue;
+          const size_t pos = g % 3 == 0 ? 0 : g % 3 == 1 ? 15 : rng() % 16;
+          const size_t at = ((16 * g + pos) * 16 + rng() % 16) * 2;
+          const uint32_t bits = specials[(g + static_cast<size_t>(trial)) % 6];
+          in[at] = static_cast<uint8_t>(bits);
+          in[at + 1] = static_cast<uint8_t>(bits >> 8);
+        }
+        StackBlocksArgs a;
+        a.arith = arith;
+        a.from = Format::kBF16;
+        a.tensor_scale = arith == StackArith::kCtNvfp4
+                             ? CtGlobalScale(Format::kBF16, 0.1f)
+                             : 0.1f / 2688.0f;
+        Check(a, in, nb,
+              absl::StrFormat("%s bf16 %zu blocks trial %d", ArithName(arith),
+                              nb, trial));
+        if (HasFailure()) return;
+      }
+    }
+  }
+}
+
 // NVFP4 from bf16 under every block amax: block p holds the bf16 magnitude
 // p (0 .. 0x7F80: zero, subnormals, normals, Inf) with sign, and smaller
 // elements, so that the scale code of every amax is met for tensor scales

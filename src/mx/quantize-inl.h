@@ -815,8 +815,9 @@ class MxBlockQuantizer {
       const __m512i k = _mm512_sub_epi16(_mm512_and_si512(m, high_byte), e0_hi);
       const __m512i k_lo = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(k));
       const __m512i k_hi = _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(k, 1));
-      // (g + 32 <= kMaxBlocks: k2 and scale_codes have room for the whole
-      // group.)
+      // Whole groups: k2 has room (g + 32 <= kMaxBlocks), and the codes
+      // of a partial group end at most 31 blocks past block nb - 1 (the
+      // driver leaves kMxChunkBlocks of room past a chunk's codes).
       _mm512_store_si512(k2 + g, _mm512_or_si512(k_lo, _mm512_slli_epi32(k_lo, 16)));
       _mm512_store_si512(k2 + g + 16, _mm512_or_si512(k_hi, _mm512_slli_epi32(k_hi, 16)));
     };

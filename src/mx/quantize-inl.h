@@ -608,7 +608,7 @@ class MxBlockQuantizer {
 
     // MxE2m1FromBf16::Codes32's table index (((a -sat K) >> 5) << 1 | s,
     // + 64 at z) of the 32 values r = a << 1 | s of one block in
-    // F32HalvesPass1's rotated form; k2: 2K in both u16 halves. a >= K
+    // F32HalvesPass12's rotated form; k2: 2K in both u16 halves. a >= K
     // exactly when r >= 2K, so w = r -sat 2K is 2 (a - K) + s or 0, whose
     // bits 6.. are (a -sat K) >> 5; one bit select keeps them as bits 1..
     // and takes bit 0 (s) from r.
@@ -681,7 +681,7 @@ class MxBlockQuantizer {
     }
 
     // MxFp6FromBf16::Codes32's table index (a -sat K) >> kShift of the 32
-    // values r = a << 1 | s of one block in F32HalvesPass1's rotated form
+    // values r = a << 1 | s of one block in F32HalvesPass12's rotated form
     // (k2: 2K in both u16 halves): r -sat 2K is 2 (a - K) + s or 0 (as
     // E2m1Bytes64::Index32).
     static HWY_INLINE __m512i Index32(__m512i r, __m512i k2) {
@@ -721,7 +721,7 @@ class MxBlockQuantizer {
   // for chunks that FastTail would send to EncodeChunkTable (no Inf or NaN
   // element, every nonzero block with X >= kMinX), with pass 3 reading the
   // F32Halves form of the chunk that pass 1 leaves in L1: pass 1 narrows
-  // each block once (high halves and z flags, F32HalvesPass1) and takes
+  // each block once (high halves and z flags, F32HalvesPass12) and takes
   // the amax of the high halves, pass 3 then encodes from the buffer
   // (EncodeChunkHalves) instead of loading, narrowing and testing the f32
   // values a second time. False, with nothing final written, for the other
@@ -734,24 +734,8 @@ class MxBlockQuantizer {
     // One block more than the chunk: the zero block of an odd last step.
     HWY_ALIGN uint16_t halves[(kMaxBlocks + 1) * kBlock];
     HWY_ALIGN uint32_t zbits[kMaxBlocks + 1];
-    HWY_ALIGN uint32_t amax[kMaxBlocks];
-    F32HalvesPass1(src, nb, halves, zbits, amax);
-    // Pass 2 as FastTail's table_k2 under the floor mode.
     HWY_ALIGN uint32_t k2[kMaxBlocks];
-    __mmask16 bad = 0;
-    const __m512i min_x = _mm512_set1_epi32(TableCodec::kMinX);
-    const bool finite = Scale::template FastScaleCodes<ScaleMode::kFloor>(
-        a.scale, nb, [&](size_t b) { return _mm512_load_si512(amax + b); }, scale_codes,
-        [&](size_t b, __m512i bits, __m512i s) {
-          const __mmask16 nonzero = _mm512_test_epi32_mask(bits, bits);
-          bad |= _mm512_mask_cmplt_epi32_mask(nonzero, s, min_x);
-          // 2K for the rotated form (Index32), in u16 lanes: X <= 125
-          // (amax < 2^128, emax >= 2) and the K2 base <= 124 give K <
-          // 256 << 7 = 2^15.
-          const __m512i k = TableCodec::K2(_mm512_maskz_mov_epi32(nonzero, s));
-          _mm512_store_si512(k2 + b, _mm512_add_epi16(k, k));
-        });
-    if (!finite || bad != 0) return false;
+    if (!F32HalvesPass12(a.scale.emax, src, nb, halves, zbits, scale_codes, k2)) return false;
     if (padded) {
       EncodeChunkHalves<true>(src, halves, zbits, k2, nb, out, a.prefetch_l2);
     } else {
@@ -760,60 +744,95 @@ class MxBlockQuantizer {
     return true;
   }
 
-  // Pass 1 of RunF32Halves: per block b, its 32 values in F32Halves form,
-  // the high halves h = s << 15 | a rotated to r = a << 1 | s (at halves +
-  // 32 b; the rotation serves both the max tree, as |x| without an AND,
-  // and pass 3's Index32) and the z flags (zbits[b], bit j: lane j), and
-  // amax[b], the largest |x| with its low 16 bits cleared (max r >> 1, in
-  // u16 lanes: the max of 2 a + s is 2 max a or 2 max a + 1; 0 past nb up
-  // to a multiple of 16). After an odd nb, block nb is +0 (r 0, z 0). Truncation keeps
-  // the order of magnitudes and every exponent field, so the floor scale
-  // code (the exponent of amax: docs/semantics.md section 5), the Inf /
-  // NaN detection (bits >= 0x7F800000) and the X >= kMinX check read the
-  // same values as from the f32 amax. A block whose truncated amax is 0
-  // but that holds f32 subnormals (all below 2^-133) gets scale code 0
-  // from both and is then treated as all +-0 (any K): the codes agree, as
-  // at scale 2^-127 its |y| < 2^-6 lie below half the smallest subnormal
-  // of e2m1, e2m3 and e3m2 (code +-0 by sign), which the table codecs give
-  // for high halves of +-0 under any K.
-  static HWY_INLINE void F32HalvesPass1(const uint8_t* HWY_RESTRICT src, size_t nb,
-                                        uint16_t* HWY_RESTRICT halves,
-                                        uint32_t* HWY_RESTRICT zbits,
-                                        uint32_t* HWY_RESTRICT amax) {
+  // Passes 1 and 2 of RunF32Halves, 32 blocks at a time. Pass 1: per block
+  // b, its 32 values in F32Halves form, the high halves h = s << 15 | a
+  // rotated to r = a << 1 | s (at halves + 32 b; the rotation serves both
+  // the max tree, as |x| without an AND, and pass 3's Index32) and the z
+  // flags (zbits[b], bit j: lane j); the max tree leaves m = max r of 32
+  // blocks in one u16 vector, and m = 2 A or 2 A + 1 with A the high half
+  // of amax, the largest |x| with its low 16 bits cleared. After an odd nb,
+  // block nb is +0 (r 0, z 0). Truncation keeps the order of magnitudes
+  // and every exponent field, so the floor scale code (the exponent of
+  // amax: docs/semantics.md section 5), the Inf / NaN detection and the X
+  // >= kMinX check read the same values as from the f32 amax. A block
+  // whose truncated amax is 0 but that holds f32 subnormals (all below
+  // 2^-133) gets scale code 0 from both and is then treated as all +-0
+  // (any K): the codes agree, as at scale 2^-127 its |y| < 2^-6 lie below
+  // half the smallest subnormal of e2m1, e2m3 and e3m2 (code +-0 by sign),
+  // which the table codecs give for high halves of +-0 under any K.
+  //
+  // Pass 2, on m in the same u16 lanes: with E = m >> 8 the biased
+  // exponent of amax, the floor scale exponent is X = E - 127 - emax, the
+  // scale code max(E - emax, 0) (0 for amax 0 and f32 subnormals; X >=
+  // kMinX > -127 otherwise), and Index32's 2K = (X - kMinX) << 8 =
+  // (m & 0xFF00) - (E0 << 8), E0 = 127 + emax + kMinX, stored in both u16
+  // halves of k2[b] (one broadcast per block); for a block of amax 0 (every
+  // r 0 or 1, so r -sat 2K <= 1 and its index only the sign) any 2K
+  // serves. False, with nothing final written, when a block holds Inf or
+  // NaN (A >= 0x7F80: m >= 0xFF00) or a nonzero block (m >= 2) has X <
+  // kMinX (m < E0 << 8).
+  static HWY_INLINE bool F32HalvesPass12(int emax, const uint8_t* HWY_RESTRICT src, size_t nb,
+                                         uint16_t* HWY_RESTRICT halves,
+                                         uint32_t* HWY_RESTRICT zbits,
+                                         uint8_t* HWY_RESTRICT scale_codes,
+                                         uint32_t* HWY_RESTRICT k2) {
     const hn::CappedTag<uint16_t, kBlock> d16;
     static_assert(hn::MaxLanes(d16) == kBlock, "one block per u16 vector");
+    constexpr size_t kLevels = MaxTreeLevels(hn::MaxLanes(d16));
+    static_assert(kMaxBlocks % 32 == 0, "whole groups of 32 blocks per full chunk");
     const F32Halves f = TableCodec::template Make<false>().f32;
-    HWY_ALIGN uint16_t amax16[kMaxBlocks];
-    BlockMaxima<kBlock>(d16, nb, amax16, [&](size_t b, size_t /*i*/) {
-      // Each f32 vector loaded once (GCC would fold the load into both the
-      // test and the permute).
-      __m512i x0 = _mm512_loadu_si512(src + b * kBlock * kSrcBytes);
-      __m512i x1 = _mm512_loadu_si512(src + b * kBlock * kSrcBytes + 64);
-      asm("" : "+v"(x0), "+v"(x1));  // NOLINT(hicpp-no-assembler)
-      const __m512i h = _mm512_permutex2var_epi16(x0, f.high_idx, x1);
-      const __m512i r = _mm512_shldi_epi16(h, h, 1);  // rotate: a << 1 | s
-      _mm512_store_si512(halves + b * kBlock, r);
-      // The two 16-bit halves of zbits[b] (little-endian: lanes 0..15
-      // first), stored apart instead of joined in a mask register.
-      _store_mask16(reinterpret_cast<__mmask16*>(zbits + b), _mm512_testn_epi32_mask(x0, f.low));
-      _store_mask16(reinterpret_cast<__mmask16*>(zbits + b) + 1,
-                    _mm512_testn_epi32_mask(x1, f.low));
-      return hn::Vec<decltype(d16)>{r};
-    });
+    const int e0 = 127 + emax + TableCodec::kMinX;  // >= 5 (emax >= 2, kMinX >= -124)
+    const __m512i e0_hi = _mm512_set1_epi16(static_cast<int16_t>(e0 << 8));
+    const __m512i high_byte = _mm512_set1_epi16(static_cast<int16_t>(0xFF00));
+    const __m512i two = _mm512_set1_epi16(2);
+    const __m512i emax16 = _mm512_set1_epi16(static_cast<int16_t>(emax));
+    __mmask32 bad = 0;
+    const auto group = [&](size_t g, auto partial) {
+      const auto load = [&](size_t j, size_t /*i*/) {
+        const size_t b = g + j;
+        // Each f32 vector loaded once (GCC would fold the load into both
+        // the test and the permute).
+        __m512i x0 = _mm512_loadu_si512(src + b * kBlock * kSrcBytes);
+        __m512i x1 = _mm512_loadu_si512(src + b * kBlock * kSrcBytes + 64);
+        asm("" : "+v"(x0), "+v"(x1));  // NOLINT(hicpp-no-assembler)
+        const __m512i h = _mm512_permutex2var_epi16(x0, f.high_idx, x1);
+        const __m512i r = _mm512_shldi_epi16(h, h, 1);  // rotate: a << 1 | s
+        _mm512_store_si512(halves + b * kBlock, r);
+        // The two 16-bit halves of zbits[b] (little-endian: lanes 0..15
+        // first), stored apart instead of joined in a mask register.
+        _store_mask16(reinterpret_cast<__mmask16*>(zbits + b),
+                      _mm512_testn_epi32_mask(x0, f.low));
+        _store_mask16(reinterpret_cast<__mmask16*>(zbits + b) + 1,
+                      _mm512_testn_epi32_mask(x1, f.low));
+        return hn::Vec<decltype(d16)>{r};
+      };
+      // Lane j: block g + j (0 past nb).
+      const __m512i m = MaxTree<kBlock, kLevels, decltype(partial)::value>(d16, nb - g, 0, load).raw;
+      bad |= _mm512_cmpge_epu16_mask(m, high_byte) |
+             _mm512_mask_cmplt_epu16_mask(_mm512_cmpge_epu16_mask(m, two), m, e0_hi);
+      const __m512i code = _mm512_subs_epu16(_mm512_srli_epi16(m, 8), emax16);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(scale_codes + g), _mm512_cvtepi16_epi8(code));
+      const __m512i k = _mm512_sub_epi16(_mm512_and_si512(m, high_byte), e0_hi);
+      const __m512i k_lo = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(k));
+      const __m512i k_hi = _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(k, 1));
+      // Whole groups: k2 has room (g + 32 <= kMaxBlocks), and the codes
+      // of a partial group end at most 31 blocks past block nb - 1 (the
+      // driver leaves kMxChunkBlocks of room past a chunk's codes).
+      _mm512_store_si512(k2 + g, _mm512_or_si512(k_lo, _mm512_slli_epi32(k_lo, 16)));
+      _mm512_store_si512(k2 + g + 16, _mm512_or_si512(k_hi, _mm512_slli_epi32(k_hi, 16)));
+    };
+    size_t g = 0;
+    for (; g + 32 <= nb; g += 32) group(g, std::false_type());
+    if (g < nb) group(g, std::true_type());
     if (nb % 2 != 0) {
       _mm512_store_si512(halves + nb * kBlock, _mm512_setzero_si512());
       zbits[nb] = 0;
     }
-    for (size_t b = 0; b < nb; b += 16) {
-      // max r = 2 max a + (some s): the high half of amax is max r >> 1.
-      const __m256i m = _mm256_load_si256(reinterpret_cast<const __m256i*>(amax16 + b));
-      _mm512_store_si512(amax + b,
-                         _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_srli_epi16(m, 1)), 16));
-    }
+    return bad == 0;
   }
 
   // Pass 3 of RunF32Halves: EncodeChunkTable's steps on the F32Halves form
-  // of F32HalvesPass1 (the input at src only prefetched for the next
+  // of F32HalvesPass12 (the input at src only prefetched for the next
   // chunk); an odd last block pairs with the zero block after it.
   template <bool kPadded>
   static HWY_NOINLINE void EncodeChunkHalves(const uint8_t* HWY_RESTRICT src,

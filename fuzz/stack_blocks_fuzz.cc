@@ -6,7 +6,8 @@
 // buffer offsets and the Highway target; the payload becomes the tensor, one
 // header byte per block choosing its exponent window, and two bytes per
 // element biased toward NaN, Inf, +-0, subnormals, e2m1 / e4m3 ties and their
-// neighbours. Every target must equal the scalar reference byte for byte
+// neighbours, and (NVFP4) elements next to their block's e2m1 decision
+// boundaries. Every target must equal the scalar reference byte for byte
 // (elements, scale codes and the bytes after them), and AbsMaxBits its
 // contract.
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include "mxpack/dispatch.h"
 #include "mxpack/format.h"
 #include "mxpack/scalar.h"
+#include "src/checkpoint/scheme.h"
 #include "src/checkpoint/stack_blocks.h"
 
 namespace {
@@ -29,10 +31,9 @@ namespace {
 using namespace mxpack;            // NOLINT: a fuzzer entry point, not a header
 using namespace mxpack::internal;  // NOLINT
 
-constexpr StackArith kAriths[] = {StackArith::kCtNvfp4, StackArith::kCtMxfp4,
-                                  StackArith::kCtMxfp8,
-                                  StackArith::kModelOptNvfp4,
-                                  StackArith::kModelOptMxfp8};
+constexpr StackArith kAriths[] = {
+    StackArith::kCtNvfp4, StackArith::kCtMxfp4, StackArith::kCtMxfp8,
+    StackArith::kModelOptNvfp4, StackArith::kModelOptMxfp8};
 
 const char* ArithName(StackArith a) {
   switch (a) {
@@ -66,8 +67,8 @@ constexpr float kE2m1Ties[] = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f};
 
 // Block amax values that make the MX / NVFP4 scale exact or sit on
 // round_to_power_2's 1.75 boundary, in units of 2^e.
-constexpr float kTops[] = {6.0f, 7.0f, 1.75f, 448.0f, 256.0f, 4.0f, 1.5f,
-                           1.71875f};
+constexpr float kTops[] = {6.0f,   7.0f, 1.75f, 448.0f,
+                           256.0f, 4.0f, 1.5f,  1.71875f};
 
 // Blocks per chunk of StackBlockQuantizer (stack_blocks-inl.h): NVFP4 16 KiB
 // of input, MX 4 KiB.
@@ -188,11 +189,59 @@ std::vector<uint8_t> MakeTensor(Format w, size_t block, size_t nb, int base,
   return in;
 }
 
+// NVFP4: moves some elements of some blocks onto the decision boundaries of
+// their block's scale code (as the scalar reference finds it): |x| next to
+// m div for the e2m1 midpoints m and next to div 2^-150 (q = +-0), where div
+// is the block's divisor, a few representable values either side. The
+// block's largest element stays, so the code mostly does too.
+void OntoBoundaries(const StackBlocksArgs& a, std::vector<uint8_t>& in,
+                    size_t nb, Payload& pl) {
+  static constexpr double kMids[8] = {0.25, 0.75, 1.25, 1.75,
+                                      2.5,  3.5,  5.0,  0x1p-150};
+  const size_t ib = InBytes(a.from);
+  std::vector<uint8_t> el(nb * 8), sc(nb);
+  QuantizeStackBlocksScalar(a, in.data(), nb, el.data(), sc.data());
+  for (size_t g = 0; g < nb; ++g) {
+    if (pl.Next() % 8 >= 3 || sc[g] >= 0x7F) continue;
+    const double div = StackNvfp4Divisor(a.arith, a.tensor_scale, sc[g]);
+    if (!(div > 0.0) || !std::isfinite(div)) continue;
+    size_t top = 0;
+    float amax = -1.0f;
+    for (size_t k = 0; k < 16; ++k) {
+      const float x = std::fabs(LoadAsF32(a.from, in.data(), g * 16 + k));
+      if (x > amax) amax = x, top = k;
+    }
+    for (size_t k = 0; k < 16; ++k) {
+      const uint8_t e = pl.Next();
+      if (k == top || (e & 1)) continue;
+      const float y = static_cast<float>(kMids[(e >> 1) % 8] * div);
+      if (!std::isfinite(y)) continue;
+      const int delta = (e >> 4) % 4 - 1;
+      const bool neg = (e & 0x40) != 0;
+      uint8_t* p = in.data() + (g * 16 + k) * ib;
+      if (a.from == Format::kF32) {
+        const uint32_t b = (scalar::F32Bits(y) + static_cast<uint32_t>(delta)) |
+                           (neg ? 0x80000000u : 0u);
+        for (size_t s = 0; s < 4; ++s)
+          p[s] = static_cast<uint8_t>(b >> (8 * s));
+      } else {
+        const uint32_t c = a.from == Format::kBF16
+                               ? scalar::F32Bits(y) >> 16
+                               : scalar::EncodeF32(y, Format::kF16, kRnNoSat);
+        const uint32_t b = ((c + static_cast<uint32_t>(delta)) & 0x7FFFu) |
+                           (neg ? 0x8000u : 0u);
+        p[0] = static_cast<uint8_t>(b);
+        p[1] = static_cast<uint8_t>(b >> 8);
+      }
+    }
+  }
+}
+
 size_t ChooseBlocks(uint8_t a, uint8_t b, size_t chunk) {
   switch (a % 4) {
     case 0:
       return b % 40;  // a few blocks, none included
-    case 1:  // one or two chunks, +-17 blocks
+    case 1:           // one or two chunks, +-17 blocks
       return (1 + size_t{a} / 4 % 2) * chunk + size_t{b} % 35 - 17;
     case 2: {  // multiples of 16 blocks (NVFP4 groups), +-2
       return 16 * (1 + size_t{a} / 4 % 40) + size_t{b} % 5 - 2;
@@ -272,9 +321,8 @@ struct Case {
                what, ArithName(c.args.arith),
                std::string(FormatName(c.args.from)).c_str(),
                static_cast<double>(c.args.tensor_scale),
-               scalar::F32Bits(c.args.tensor_scale),
-               ImplName(c.impl).c_str(), c.nb, c.split, block, byte, want,
-               got,
+               scalar::F32Bits(c.args.tensor_scale), ImplName(c.impl).c_str(),
+               c.nb, c.split, block, byte, want, got,
                block < c.nb ? Hex(c.in + block * in_block, in_block).c_str()
                             : "(guard byte past the output)");
   std::abort();
@@ -297,8 +345,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t h0 = r.Byte();
   const StackArith arith = kAriths[h0 % 5];
   const uint8_t fb = (h0 / 5) % 8;  // mostly bf16
-  const Format from =
-      fb == 0 ? Format::kF32 : fb == 1 ? Format::kF16 : Format::kBF16;
+  const Format from = fb == 0   ? Format::kF32
+                      : fb == 1 ? Format::kF16
+                                : Format::kBF16;
   const uint8_t nb_a = r.Byte(), nb_b = r.Byte();
   const uint8_t opts = r.Byte();
   uint32_t u = 0;
@@ -317,13 +366,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                    : (hb & 0x80)        ? (hb & 0x7F) * 2
                                         : 107 + (hb & 0x7F) % 40;
   Payload pl{r.p, r.n};
-  const std::vector<uint8_t> tensor = MakeTensor(from, block, nb, base, pl);
+  std::vector<uint8_t> tensor = MakeTensor(from, block, nb, base, pl);
 
   Case c;
   c.args.arith = arith;
   c.args.from = from;
   c.args.tensor_scale =
       ChooseScale(arith, from, opts & 7, u, tensor, nb * block);
+  if (block == 16) OntoBoundaries(c.args, tensor, nb, pl);
   c.impl = impl;
   c.nb = nb;
   // Sometimes the target quantizes in two calls (as the exporters do, one
@@ -348,9 +398,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     QuantizeStackBlocks(c.args, c.in, nb, got_el, got_sc, impl);
   } else {
     QuantizeStackBlocks(c.args, c.in, c.split, got_el, got_sc, impl);
-    QuantizeStackBlocks(c.args, c.in + c.split * block * in_bytes,
-                        nb - c.split, got_el + c.split * el_block,
-                        got_sc + c.split, impl);
+    QuantizeStackBlocks(c.args, c.in + c.split * block * in_bytes, nb - c.split,
+                        got_el + c.split * el_block, got_sc + c.split, impl);
   }
   Same(c, "scale", 1, want_sc.data(), got_sc);
   Same(c, "elements", el_block, want_el.data(), got_el);

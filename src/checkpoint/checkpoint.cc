@@ -306,6 +306,16 @@ std::map<std::string, std::string> InputMetadata(const Plan& p, size_t k) {
 // 64 bytes.
 constexpr size_t kOutputAlign = 64;
 
+// The bytes of that buffer for tensor t (0 when it is not quantized).
+size_t OutputBytes(const PlannedTensor& t) {
+  size_t total = 0;
+  if (!t.quantized) return total;
+  for (const PlannedOutput& po : t.outputs) {
+    total += (po.bytes + kOutputAlign - 1) / kOutputAlign * kOutputAlign;
+  }
+  return total;
+}
+
 }  // namespace
 
 static absl::StatusOr<CheckpointReport> QuantizeCheckpointInDefaultEnv(
@@ -403,6 +413,16 @@ static absl::StatusOr<CheckpointReport> QuantizeCheckpointInDefaultEnv(
   // the writer thread writes while the pool computes the next tensor.
   const bool stream = !p.scheme->QuantizeAddsMetadata();
   internal::BufferRecycler recycler(3);
+  // Every lease asks for the largest tensor's size, so the three buffers
+  // are allocated and faulted in once, not again whenever a larger tensor
+  // comes up.
+  size_t lease_bytes = 0;
+  // Room to place each output at its file offset's position modulo the
+  // direct-write block (OutputFile::EnableDirectWrites).
+  constexpr size_t kBlock = OutputFile::kDirectAlign;
+  for (const PlannedTensor& t : p.tensors) {
+    lease_bytes = std::max(lease_bytes, OutputBytes(t) + t.outputs.size() * kBlock);
+  }
   // Destroyed first on an error return: it stops and removes its uncommitted
   // files before the recycler and the staged output go.
   internal::ShardWriter writer;
@@ -436,6 +456,7 @@ static absl::StatusOr<CheckpointReport> QuantizeCheckpointInDefaultEnv(
     const std::vector<uint64_t> offsets = internal::SafetensorsDataOffsets(layout);
     std::map<std::string, std::string> metadata = std::move(input_metadata[k]);
     size_t file = 0;
+    uint64_t data_start = 0;  // the header's size, once open
     // A file for a serving stack (a scheme with a quantization_config) gets
     // __metadata__ "format" = "pt" whenever it has metadata: transformers'
     // loader requires it.
@@ -446,6 +467,7 @@ static absl::StatusOr<CheckpointReport> QuantizeCheckpointInDefaultEnv(
       if (!config.is_null() && !metadata.empty()) metadata.emplace("format", "pt");
       absl::StatusOr<std::string> header = SafetensorsHeader(layout, metadata);
       if (!header.ok()) return header.status();
+      data_start = header->size();
       file = writer.Open(shard_path(k), *std::move(header));
       return absl::OkStatus();
     };
@@ -488,23 +510,29 @@ static absl::StatusOr<CheckpointReport> QuantizeCheckpointInDefaultEnv(
           if (!amax.ok()) return amax.status();
           job.group_amax = **amax;
         }
-        size_t total = 0;
-        for (const PlannedOutput& po : t.outputs) {
-          total += (po.bytes + kOutputAlign - 1) / kOutputAlign * kOutputAlign;
-        }
+        const size_t total = OutputBytes(t);
         // Uninitialized where the scheme writes every byte: the first touch
         // of a fresh buffer then happens on the pool's threads.
         std::shared_ptr<uint8_t> buffer =
-            stream ? recycler.Acquire(total)
+            stream ? recycler.Acquire(lease_bytes)
                    : std::shared_ptr<uint8_t>(
                          internal::NewOutputBuffer(total, /*zero=*/false).release(),
                          std::default_delete<uint8_t[]>());
-        if (!p.scheme->WritesEveryByte()) std::memset(buffer.get(), 0, total);
+        // Streamed outputs sit at their file position modulo kBlock, so
+        // the writer sends their whole blocks to the device directly.
         std::vector<absl::Span<uint8_t>> outs;
         size_t at = 0;
-        for (const PlannedOutput& po : t.outputs) {
+        for (size_t o = 0; o < t.outputs.size(); ++o) {
+          const PlannedOutput& po = t.outputs[o];
+          if (stream) {
+            const uintptr_t here = reinterpret_cast<uintptr_t>(buffer.get()) + at;
+            at += (data_start + offsets[j + o] - here) % kBlock;
+          }
           outs.emplace_back(buffer.get() + at, po.bytes);
           at += (po.bytes + kOutputAlign - 1) / kOutputAlign * kOutputAlign;
+        }
+        if (!p.scheme->WritesEveryByte()) {
+          for (absl::Span<uint8_t> out : outs) std::memset(out.data(), 0, out.size());
         }
         std::map<std::string, std::string> added;
         if (absl::Status st =
@@ -524,8 +552,12 @@ static absl::StatusOr<CheckpointReport> QuantizeCheckpointInDefaultEnv(
       }
       report_progress(t.bytes);
       if (absl::Status st = writer.status(); !st.ok()) return st;
-      // The mapping stays alive in the writes that still need it.
-      if (i + 1 == p.shard_end[si]) p.opened[si] = OpenShard();
+      // The mapping stays alive in the writes that still need it; the last
+      // reference goes to the writer thread, which unmaps it meanwhile.
+      if (i + 1 == p.shard_end[si]) {
+        writer.Release(std::move(p.opened[si].file));
+        p.opened[si] = OpenShard();
+      }
     }
     if (!stream) {
       if (absl::Status st = open(); !st.ok()) return st;

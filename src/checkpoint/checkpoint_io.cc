@@ -242,6 +242,13 @@ void ShardWriter::Commit(size_t file) {
   Push(std::move(job));
 }
 
+void ShardWriter::Release(std::shared_ptr<const void> keep) {
+  Job job;
+  job.kind = Job::kRelease;
+  job.keep = std::move(keep);
+  Push(std::move(job));
+}
+
 void ShardWriter::Push(Job job) {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -320,6 +327,9 @@ absl::Status ShardWriter::Do(Job& job) {
       absl::StatusOr<std::unique_ptr<OutputFile>> f = OutputFile::Create(job.path);
       if (!f.ok()) return f.status();
       if (absl::Status s = (*f)->Write(job.header); !s.ok()) return s;
+      // Tensor bytes placed at their file position modulo the block size
+      // then bypass the page cache (OutputFile::EnableDirectWrites).
+      (void)(*f)->EnableDirectWrites();
       if (files_.size() <= job.file) files_.resize(job.file + 1);
       files_[job.file].out = *std::move(f);
       files_[job.file].data_start = job.header.size();
@@ -339,6 +349,8 @@ absl::Status ShardWriter::Do(Job& job) {
       files_[job.file].out.reset();
       return s;
     }
+    case Job::kRelease:
+      return absl::OkStatus();  // Run drops job.keep
   }
   return absl::InternalError("shard writer: unknown job");
 }

@@ -112,6 +112,10 @@ class ShardWriter {
   void Write(size_t file, uint64_t data_offset, absl::Span<const uint8_t> data,
              std::shared_ptr<const void> keep);
   void Commit(size_t file);
+  // Queues dropping `keep` on the writer thread, after the work queued
+  // before it: releasing a large input mapping (munmap) then overlaps the
+  // computation of later tensors instead of stalling it.
+  void Release(std::shared_ptr<const void> keep);
   // The first error so far, without waiting.
   absl::Status status();
   // Waits until the work queued so far is done (or dropped after an
@@ -122,7 +126,7 @@ class ShardWriter {
 
  private:
   struct Job {
-    enum Kind { kOpen, kWrite, kCommit } kind;
+    enum Kind { kOpen, kWrite, kCommit, kRelease } kind;
     size_t file = 0;
     std::string path;     // kOpen
     std::string header;   // kOpen

@@ -82,6 +82,16 @@ class OutputFile {
   // WriteAt may be mixed; every byte of the file must be written before
   // Commit for the result to be complete. Not for concurrent use.
   absl::Status WriteAt(uint64_t offset, absl::Span<const uint8_t> data);
+  // Lets WriteAt send the whole kDirectAlign-byte blocks of a write whose
+  // bytes sit in memory at the same position modulo kDirectAlign as in the
+  // file straight to the device (a second descriptor opened with O_DIRECT,
+  // Linux), bypassing the page cache: no copy, no page cache pages to
+  // allocate. The partial blocks at either end, and every write where the
+  // positions differ, still go through the page cache. Where O_DIRECT is
+  // unavailable or refused, everything does. Commit's fsync covers both.
+  // False when direct writes are not available.
+  bool EnableDirectWrites();
+  static constexpr uint64_t kDirectAlign = 4096;
   // Asks the kernel to start writing [offset, offset + size) to the device
   // now (Linux sync_file_range, SYNC_FILE_RANGE_WRITE; a no-op elsewhere),
   // so that Commit's fsync waits only for what is still in flight. A hint:
@@ -106,6 +116,7 @@ class OutputFile {
   std::string destination_;  // resolved: what the rename replaces
   std::string temp_;
   int fd_ = -1;
+  int direct_fd_ = -1;  // the same file opened with O_DIRECT, or -1
   int slot_ = -1;  // in the interruption cleanup registry
   bool failed_ = false;
   unsigned interrupts_ = 0;  // signals seen before Create: Commit refuses after another

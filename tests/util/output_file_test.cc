@@ -18,6 +18,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -198,6 +199,55 @@ TEST_F(OutputFileTest, UncommittedFileLeavesNothing) {
     absl::StatusOr<std::unique_ptr<OutputFile>> f =
         OutputFile::Create(P("new"));
     ASSERT_TRUE(f.ok()) << f.status();
+  }
+  EXPECT_NE(access(P("new").c_str(), F_OK), 0);
+}
+
+// Direct writes: pieces written in any order, each at its file offset's
+// position modulo the block in memory (whole blocks go to the device) or not
+// (everything through the page cache), give exactly the bytes of one plain
+// write; the partial blocks at both ends, the header and the file's last
+// partial block included. Whether or not the file system takes O_DIRECT.
+TEST_F(OutputFileTest, DirectWritesGiveTheSameBytes) {
+  constexpr uint64_t kB = OutputFile::kDirectAlign;
+  const uint64_t size = 7 * kB + 1234;
+  std::string want(size, '\0');
+  for (uint64_t i = 0; i < size; ++i) want[i] = static_cast<char>(i * 131 + (i >> 9));
+  // [begin, end) of each piece, written in this order.
+  const std::vector<std::pair<uint64_t, uint64_t>> pieces = {
+      {3 * kB + 100, 6 * kB + 7},  // partial block, whole blocks, partial block
+      {0, 17},                     // a header-like start
+      {6 * kB + 7, size},          // whole blocks, then the file's partial end
+      {17, kB},                    // ends on a block boundary
+      {kB, 2 * kB},                // exactly one block
+      {2 * kB, 3 * kB + 100},      // one block, then part of the next
+  };
+  for (const bool direct : {true, false}) {
+    for (const bool aligned : {true, false}) {
+      absl::StatusOr<std::unique_ptr<OutputFile>> f = OutputFile::Create(P("out"));
+      ASSERT_TRUE(f.ok()) << f.status();
+      if (direct) (void)(*f)->EnableDirectWrites();
+      std::vector<uint8_t> mem(size + 2 * kB);
+      for (const auto& [b, e] : pieces) {
+        // The piece's bytes at b's position modulo the block (plus one
+        // byte when not `aligned`).
+        const uintptr_t base = reinterpret_cast<uintptr_t>(mem.data());
+        uint8_t* at = mem.data() + (b - base) % kB + (aligned ? 0 : 1);
+        std::memcpy(at, want.data() + b, e - b);
+        ASSERT_TRUE((*f)->WriteAt(b, absl::MakeConstSpan(at, e - b)).ok());
+      }
+      ASSERT_TRUE((*f)->Commit().ok());
+      EXPECT_EQ(ReadAll(P("out")), want) << direct << aligned;
+    }
+  }
+  // An uncommitted file with direct writes leaves nothing.
+  {
+    absl::StatusOr<std::unique_ptr<OutputFile>> f = OutputFile::Create(P("new"));
+    ASSERT_TRUE(f.ok()) << f.status();
+    (void)(*f)->EnableDirectWrites();
+    std::vector<uint8_t> mem(4 * kB);
+    uint8_t* at = mem.data() + (kB - reinterpret_cast<uintptr_t>(mem.data()) % kB) % kB;
+    ASSERT_TRUE((*f)->WriteAt(0, absl::MakeConstSpan(at, 2 * kB)).ok());
   }
   EXPECT_NE(access(P("new").c_str(), F_OK), 0);
 }

@@ -35,22 +35,6 @@ constexpr StackArith kAriths[] = {
     StackArith::kCtNvfp4, StackArith::kCtMxfp4, StackArith::kCtMxfp8,
     StackArith::kModelOptNvfp4, StackArith::kModelOptMxfp8};
 
-const char* ArithName(StackArith a) {
-  switch (a) {
-    case StackArith::kCtNvfp4:
-      return "ct-nvfp4";
-    case StackArith::kCtMxfp4:
-      return "ct-mxfp4";
-    case StackArith::kCtMxfp8:
-      return "ct-mxfp8";
-    case StackArith::kModelOptNvfp4:
-      return "modelopt-nvfp4";
-    case StackArith::kModelOptMxfp8:
-      return "modelopt-mxfp8";
-  }
-  return "?";
-}
-
 constexpr EncodePolicy kRnNoSat = {Rounding::kRN, Saturation::kNoSat, false,
                                    OverflowTie::kEven};
 
@@ -318,7 +302,7 @@ struct Case {
                "stack_blocks_fuzz mismatch: %s arith=%s from=%s "
                "tensor_scale=%a (0x%08X) impl=%s nb=%zu split=%zu block=%zu "
                "byte=%zu expected=0x%02X got=0x%02X\n  block input: %s\n",
-               what, ArithName(c.args.arith),
+               what, StackArithName(c.args.arith),
                std::string(FormatName(c.args.from)).c_str(),
                static_cast<double>(c.args.tensor_scale),
                scalar::F32Bits(c.args.tensor_scale), ImplName(c.impl).c_str(),

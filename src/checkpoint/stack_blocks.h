@@ -22,6 +22,23 @@ enum class StackArith : uint8_t {
   kModelOptMxfp8,  // ModelOpt MXFP8QTensor
 };
 
+// The arithmetic's name in messages of tests and fuzzers, e.g. "ct-nvfp4".
+constexpr const char* StackArithName(StackArith a) {
+  switch (a) {
+    case StackArith::kCtNvfp4:
+      return "ct-nvfp4";
+    case StackArith::kCtMxfp4:
+      return "ct-mxfp4";
+    case StackArith::kCtMxfp8:
+      return "ct-mxfp8";
+    case StackArith::kModelOptNvfp4:
+      return "modelopt-nvfp4";
+    case StackArith::kModelOptMxfp8:
+      return "modelopt-mxfp8";
+  }
+  return "?";
+}
+
 // Elements per block: 16 (NVFP4) or 32 (MX).
 constexpr size_t StackBlockSize(StackArith a) {
   return a == StackArith::kCtNvfp4 || a == StackArith::kModelOptNvfp4 ? 16 : 32;

@@ -28,21 +28,6 @@ namespace {
 constexpr EncodePolicy kRnNoSat = {Rounding::kRN, Saturation::kNoSat, false,
                                    OverflowTie::kEven};
 
-const char* ArithName(StackArith a) {
-  switch (a) {
-    case StackArith::kCtNvfp4:
-      return "ct-nvfp4";
-    case StackArith::kCtMxfp4:
-      return "ct-mxfp4";
-    case StackArith::kCtMxfp8:
-      return "ct-mxfp8";
-    case StackArith::kModelOptMxfp8:
-      return "modelopt-mxfp8";
-    default:
-      return "modelopt-nvfp4";
-  }
-}
-
 size_t InBytes(Format w) { return w == Format::kF32 ? 4 : 2; }
 
 // Appends x rounded to w (rn, Inf kept) as little-endian bytes.
@@ -246,7 +231,7 @@ TEST(StackBlocks, EveryTargetEqualsScalar) {
         a.from = w;
         a.tensor_scale = s;
         const std::string what = absl::StrFormat(
-            "%s from %s scale %a", ArithName(arith), FormatName(w), s);
+            "%s from %s scale %a", StackArithName(arith), FormatName(w), s);
         // The whole input (several chunks and a ragged last one), and short
         // runs from the start.
         Check(a, in, nb, what);
@@ -321,7 +306,7 @@ TEST(StackBlocks, Nvfp4Bf16QuotientsAtRoundingBoundaries) {
             ++cases;
             Check(a, in, 4,
                   absl::StrFormat("%s bf16 scale %a x %a div %a target %.9g",
-                                  ArithName(arith), ts, xf, div, target));
+                                  StackArithName(arith), ts, xf, div, target));
             if (HasFailure()) return;
           }
         }
@@ -359,7 +344,7 @@ TEST(StackBlocks, Nvfp4Bf16RandomTensorScales) {
       a.from = Format::kBF16;
       a.tensor_scale = ts;
       Check(a, in, 40,
-            absl::StrFormat("%s bf16 scale %a", ArithName(arith), ts));
+            absl::StrFormat("%s bf16 scale %a", StackArithName(arith), ts));
       if (HasFailure()) return;
     }
   }
@@ -396,7 +381,7 @@ TEST(StackBlocks, Nvfp4Bf16NanInOrdinaryChunks) {
                            ? CtGlobalScale(Format::kBF16, 0.1f)
                            : 0.1f / 2688.0f;
       Check(a, in, nb,
-            absl::StrFormat("%s bf16 trial %d", ArithName(arith), trial));
+            absl::StrFormat("%s bf16 trial %d", StackArithName(arith), trial));
       if (HasFailure()) return;
     }
   }
@@ -459,8 +444,8 @@ TEST(StackBlocks, Nvfp4Bf16SaturatedAndNanGroups) {
                              ? CtGlobalScale(Format::kBF16, 0.1f)
                              : 0.1f / 2688.0f;
         Check(a, in, nb,
-              absl::StrFormat("%s bf16 %zu blocks trial %d", ArithName(arith),
-                              nb, trial));
+              absl::StrFormat("%s bf16 %zu blocks trial %d",
+                              StackArithName(arith), nb, trial));
         if (HasFailure()) return;
       }
     }
@@ -490,8 +475,8 @@ TEST(StackBlocks, Nvfp4Bf16EveryAmax) {
     // Tensor scales of realistic tensors, extremes (the table's binade
     // clamped at either end, or none usable), and random significands.
     std::vector<float> scales;
-    for (float amax : {0.1f, 1.0f, 3e-5f, 448.0f, 65504.0f, 1e-38f, 3e38f,
-                       1e-30f, 1e30f}) {
+    for (float amax :
+         {0.1f, 1.0f, 3e-5f, 448.0f, 65504.0f, 1e-38f, 3e38f, 1e-30f, 1e30f}) {
       scales.push_back(ct ? CtGlobalScale(Format::kBF16, amax)
                           : amax / 2688.0f);
     }
@@ -502,8 +487,9 @@ TEST(StackBlocks, Nvfp4Bf16EveryAmax) {
       a.arith = arith;
       a.from = Format::kBF16;
       a.tensor_scale = s;
-      Check(a, in, nb, absl::StrFormat("%s bf16 every amax scale %a",
-                                       ArithName(arith), s));
+      Check(a, in, nb,
+            absl::StrFormat("%s bf16 every amax scale %a",
+                            StackArithName(arith), s));
       if (HasFailure()) return;
     }
   }
@@ -532,7 +518,8 @@ TEST(StackBlocks, MxBf16EveryAmax) {
     StackBlocksArgs a;
     a.arith = arith;
     a.from = Format::kBF16;
-    Check(a, in, nb, absl::StrFormat("%s bf16 every amax", ArithName(arith)));
+    Check(a, in, nb,
+          absl::StrFormat("%s bf16 every amax", StackArithName(arith)));
     if (HasFailure()) return;
   }
 }
@@ -603,7 +590,7 @@ TEST(StackBlocks, MxBf16EveryScaleExponent) {
     a.arith = arith;
     a.from = Format::kBF16;
     Check(a, in, nb,
-          absl::StrFormat("%s bf16 every exponent", ArithName(arith)));
+          absl::StrFormat("%s bf16 every exponent", StackArithName(arith)));
     if (HasFailure()) return;
   }
 }

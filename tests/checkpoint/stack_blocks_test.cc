@@ -155,6 +155,17 @@ std::string Hex(const uint8_t* p, size_t n) {
   return s;
 }
 
+// bf16 input with the global / tensor scale of a tensor amax of 0.1.
+StackBlocksArgs Bf16ArgsOfAmaxTenth(StackArith arith) {
+  StackBlocksArgs a;
+  a.arith = arith;
+  a.from = Format::kBF16;
+  a.tensor_scale = arith == StackArith::kCtNvfp4
+                       ? CtGlobalScale(Format::kBF16, 0.1f)
+                       : 0.1f / 2688.0f;
+  return a;
+}
+
 // Runs every target on `nb` blocks of `in` at byte offset `skew` and
 // compares elements, scales and the guard bytes after them.
 void Check(const StackBlocksArgs& a, const std::vector<uint8_t>& in, size_t nb,
@@ -373,14 +384,7 @@ TEST(StackBlocks, Nvfp4Bf16NanInOrdinaryChunks) {
         std::memcpy(in.data() + (b * 16 + k) * 2, in.data() + in.size() - 2, 2);
         in.resize(in.size() - 2);
       }
-      StackBlocksArgs a;
-      a.arith = arith;
-      a.from = Format::kBF16;
-      // The global / tensor scale of amax ~ 0.1.
-      a.tensor_scale = arith == StackArith::kCtNvfp4
-                           ? CtGlobalScale(Format::kBF16, 0.1f)
-                           : 0.1f / 2688.0f;
-      Check(a, in, nb,
+      Check(Bf16ArgsOfAmaxTenth(arith), in, nb,
             absl::StrFormat("%s bf16 trial %d", StackArithName(arith), trial));
       if (HasFailure()) return;
     }
@@ -437,13 +441,7 @@ TEST(StackBlocks, Nvfp4Bf16SaturatedAndNanGroups) {
           in[at] = static_cast<uint8_t>(bits);
           in[at + 1] = static_cast<uint8_t>(bits >> 8);
         }
-        StackBlocksArgs a;
-        a.arith = arith;
-        a.from = Format::kBF16;
-        a.tensor_scale = arith == StackArith::kCtNvfp4
-                             ? CtGlobalScale(Format::kBF16, 0.1f)
-                             : 0.1f / 2688.0f;
-        Check(a, in, nb,
+        Check(Bf16ArgsOfAmaxTenth(arith), in, nb,
               absl::StrFormat("%s bf16 %zu blocks trial %d",
                               StackArithName(arith), nb, trial));
         if (HasFailure()) return;

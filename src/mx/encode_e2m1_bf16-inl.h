@@ -51,13 +51,6 @@ struct F32Halves {
     return {_mm512_load_si512(kHigh.v),
             _mm512_set1_epi32(static_cast<int>((1u << (16 + shift)) - 1))};
   }
-  // h of the 32 f32 values at p (128 bytes); z in `z` (bit j: lane j).
-  HWY_INLINE __m512i Load(const uint8_t* HWY_RESTRICT p, __mmask32& z) const {
-    const __m512i x0 = _mm512_loadu_si512(p);
-    const __m512i x1 = _mm512_loadu_si512(p + 64);
-    z = _mm512_kunpackw(_mm512_testn_epi32_mask(x1, low), _mm512_testn_epi32_mask(x0, low));
-    return _mm512_permutex2var_epi16(x0, high_idx, x1);
-  }
 };
 
 // encode_e2m1_rn_satfinite(x * 2^-X) of bf16 x in a block of scale 2^X

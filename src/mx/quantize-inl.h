@@ -892,16 +892,15 @@ class MxBlockQuantizer {
   static HWY_NOINLINE void EncodeChunkTable(const uint8_t* HWY_RESTRICT src,
                                             const uint32_t* HWY_RESTRICT k2, size_t nb,
                                             uint8_t* HWY_RESTRICT out, bool prefetch_l2) {
-    static_assert(kBlock == 32, "two blocks per step");
-    const size_t n = nb * kBlock;
     const typename TableCodec::Consts k = TableCodec::template Make<kPadded>();
     const auto encode64 = [&k](const uint8_t* HWY_RESTRICT p, __m512i ka, __m512i kb) {
       if constexpr (kBf16) {
         return TableCodec::template Encode64Bf16<kPadded>(p, ka, kb, k);
       } else {
-        // F32Halves::Load, with each f32 vector loaded once: without the
-        // register constraint GCC folds the load into both the test and
-        // the permute (eight loads per 64 elements instead of four).
+        // Each block's F32Halves form (its high halves by one vpermt2w,
+        // z from the low bits), with each f32 vector loaded once: without
+        // the register constraint GCC folds the load into both the test
+        // and the permute (eight loads per 64 elements instead of four).
         __m512i x[4];
         for (int j = 0; j < 4; ++j) {
           x[j] = _mm512_loadu_si512(p + 64 * j);
@@ -918,55 +917,70 @@ class MxBlockQuantizer {
                                                   k);
       }
     };
-    const auto whole_steps = [&](auto l2) {
-      size_t i = 0;
-      for (; i + 64 <= n; i += 64) {
-        PrefetchNextChunk(src + kSrcBytes * i, kSrcBytes * n, 64 * kSrcBytes, l2);
-        const size_t b = i / kBlock;
-        _mm512_storeu_si512(out + i, encode64(src + kSrcBytes * i,
-                                              _mm512_set1_epi32(static_cast<int>(k2[b])),
-                                              _mm512_set1_epi32(static_cast<int>(k2[b + 1]))));
-      }
-      return i;
-    };
-    const size_t i = prefetch_l2 ? whole_steps(std::true_type()) : whole_steps(std::false_type());
-    if (i == n) return;
-    // One block left: the second is +0 (code 0 under any K).
-    HWY_ALIGN uint8_t in_buf[64 * kSrcBytes] = {};
-    HWY_ALIGN uint8_t out_buf[64];
-    std::memcpy(in_buf, src + kSrcBytes * i, kSrcBytes * (n - i));
-    const __m512i kl = _mm512_set1_epi32(static_cast<int>(k2[nb - 1]));
-    _mm512_store_si512(out_buf, encode64(in_buf, kl, kl));
-    std::memcpy(out + i, out_buf, n - i);
+    K2Steps64<kSrcBytes>(src, nb, k2, out, prefetch_l2, encode64);
   }
 #endif
 
 #if HWY_TARGET == HWY_AVX3_DL
-  // The driver of the bf16 table codecs' pass 3: stores codes64(p, i, tail),
-  // the 64 codes of the 64 bf16 at p (elements i .. i + 63 of the chunk of
-  // n at src), for every whole step (p in src, tail std::false_type), then
-  // for the last 1..63 elements from a zero-padded copy (p the copy, tail
-  // std::true_type: blocks past n are +0 there), storing only their codes.
-  template <class Codes64>
-  static HWY_INLINE void Bf16Steps64(const uint8_t* HWY_RESTRICT src, size_t n,
-                                     uint8_t* HWY_RESTRICT out, bool prefetch_l2,
-                                     const Codes64& codes64) {
-    const auto* s16 = reinterpret_cast<const uint16_t*>(src);
+  // The driver of the table codecs' pass 3: stores codes64(p, i, tail), the
+  // 64 codes of the 64 elements of kBytes bytes at p (elements i .. i + 63
+  // of the chunk of n at src), for every whole step (p in src, tail
+  // std::false_type), then for the last 1..63 elements from a zero-padded
+  // copy (p the copy, tail std::true_type: blocks past n are +0 there),
+  // storing only their codes.
+  template <size_t kBytes, class Codes64>
+  static HWY_INLINE void Steps64(const uint8_t* HWY_RESTRICT src, size_t n,
+                                 uint8_t* HWY_RESTRICT out, bool prefetch_l2,
+                                 const Codes64& codes64) {
     const auto whole_steps = [&](auto l2) {
       size_t i = 0;
       for (; i + 64 <= n; i += 64) {
-        PrefetchNextChunk(src + 2 * i, 2 * n, 128, l2);
-        _mm512_storeu_si512(out + i, codes64(s16 + i, i, std::false_type()));
+        PrefetchNextChunk(src + kBytes * i, kBytes * n, 64 * kBytes, l2);
+        _mm512_storeu_si512(out + i, codes64(src + kBytes * i, i, std::false_type()));
       }
       return i;
     };
     const size_t i = prefetch_l2 ? whole_steps(std::true_type()) : whole_steps(std::false_type());
     if (i == n) return;
-    HWY_ALIGN uint16_t in_buf[64] = {};
+    HWY_ALIGN uint8_t in_buf[64 * kBytes] = {};
     HWY_ALIGN uint8_t out_buf[64];
-    std::memcpy(in_buf, s16 + i, 2 * (n - i));
+    std::memcpy(in_buf, src + kBytes * i, kBytes * (n - i));
     _mm512_store_si512(out_buf, codes64(in_buf, i, std::true_type()));
     std::memcpy(out + i, out_buf, n - i);
+  }
+
+  // Steps64 for the MX codecs of two blocks per step: encode64(p, ka, kb)
+  // with ka, kb the blocks' k2 broadcast; an odd last block pairs with the
+  // +0 block after it under its own k2 (code 0 under any K).
+  template <size_t kBytes, class Encode64>
+  static HWY_INLINE void K2Steps64(const uint8_t* HWY_RESTRICT src, size_t nb,
+                                   const uint32_t* HWY_RESTRICT k2, uint8_t* HWY_RESTRICT out,
+                                   bool prefetch_l2, const Encode64& encode64) {
+    static_assert(kBlock == 32, "two blocks per step");
+    Steps64<kBytes>(src, nb * kBlock, out, prefetch_l2,
+                    [&](const uint8_t* HWY_RESTRICT p, size_t i, auto tail) {
+                      const size_t b = i / kBlock;
+                      const __m512i ka = _mm512_set1_epi32(static_cast<int>(k2[b]));
+                      if constexpr (decltype(tail)::value) {
+                        return encode64(p, ka, ka);
+                      } else {
+                        return encode64(p, ka, _mm512_set1_epi32(static_cast<int>(k2[b + 1])));
+                      }
+                    });
+  }
+
+  // NVFP4's four scale codes of the step at element i: in place for a
+  // whole step, else copied into `buf` with the missing blocks (+0
+  // elements) given block nb - 1's code (a filled row).
+  template <class Tail>
+  static HWY_INLINE const uint8_t* StepCodes4(const uint8_t* HWY_RESTRICT codes, size_t i,
+                                              size_t nb, Tail /*tail*/, uint8_t* buf) {
+    if constexpr (!Tail::value) {
+      return codes + i / kBlock;
+    } else {
+      for (size_t j = 0; j < 4; ++j) buf[j] = codes[HWY_MIN(i / kBlock + j, nb - 1)];
+      return buf;
+    }
   }
 #endif
 
@@ -982,19 +996,11 @@ class MxBlockQuantizer {
   static HWY_NOINLINE void EncodeChunkFp8Table(const uint8_t* HWY_RESTRICT src,
                                                const uint32_t* HWY_RESTRICT k2, size_t nb,
                                                uint8_t* HWY_RESTRICT out, bool prefetch_l2) {
-    static_assert(kBlock == 32, "two blocks per step");
     const typename Fp8Table::Consts k = Fp8Table::Make();
-    Bf16Steps64(src, nb * kBlock, out, prefetch_l2, [&](const uint16_t* p, size_t i, auto tail) {
-      const size_t b = i / kBlock;
-      const __m512i ka = _mm512_set1_epi32(static_cast<int>(k2[b]));
-      // Tail: one block left (b = nb - 1); the second is +0 (code 0 under
-      // any K).
-      if constexpr (decltype(tail)::value) {
-        return Fp8Table::Encode64(p, ka, ka, k);
-      } else {
-        return Fp8Table::Encode64(p, ka, _mm512_set1_epi32(static_cast<int>(k2[b + 1])), k);
-      }
-    });
+    K2Steps64<2>(src, nb, k2, out, prefetch_l2,
+                 [&](const uint8_t* HWY_RESTRICT p, __m512i ka, __m512i kb) {
+                   return Fp8Table::Encode64(reinterpret_cast<const uint16_t*>(p), ka, kb, k);
+                 });
   }
 #endif
 
@@ -1438,16 +1444,12 @@ class MxBlockQuantizer {
                                            const uint8_t* HWY_RESTRICT codes,
                                            uint8_t* HWY_RESTRICT out, bool prefetch_l2) {
     const typename Exact::Bf16Consts k = Exact::template MakeBf16Consts<kPadded>();
-    Bf16Steps64(src, nb * kBlock, out, prefetch_l2, [&](const uint16_t* p, size_t i, auto tail) {
-      if constexpr (decltype(tail)::value) {
-        // Missing blocks: +0 with the last block's scale code (a filled row).
-        uint8_t code_buf[4];
-        for (size_t j = 0; j < 4; ++j) code_buf[j] = codes[HWY_MIN(i / kBlock + j, nb - 1)];
-        return Exact::Bf16Codes64<kPadded>(p, thr16, code_buf, k);
-      } else {
-        return Exact::Bf16Codes64<kPadded>(p, thr16, codes + i / kBlock, k);
-      }
-    });
+    Steps64<2>(src, nb * kBlock, out, prefetch_l2,
+               [&](const uint8_t* HWY_RESTRICT p, size_t i, auto tail) {
+                 uint8_t code_buf[4];
+                 return Exact::Bf16Codes64<kPadded>(reinterpret_cast<const uint16_t*>(p), thr16,
+                                                    StepCodes4(codes, i, nb, tail, code_buf), k);
+               });
   }
 #endif
 
@@ -1481,10 +1483,12 @@ class MxBlockQuantizer {
     const typename Exact::Bf16TableConsts k =
         Exact::template MakeBf16TableConsts<kPadded>(tab.bf16_base, tab.bf16_t1, tab.bf16_t2);
     // (The tail's blocks past nb read ebase / slot8 of code 0.)
-    Bf16Steps64(src, nb * kBlock, out, prefetch_l2, [&](const uint16_t* p, size_t i, auto /*tail*/) {
-      const size_t b = i / kBlock;
-      return Exact::template Bf16TableCodes64<kPadded>(p, ebase + b, slot8 + b, k);
-    });
+    Steps64<2>(src, nb * kBlock, out, prefetch_l2,
+               [&](const uint8_t* HWY_RESTRICT p, size_t i, auto /*tail*/) {
+                 const size_t b = i / kBlock;
+                 return Exact::template Bf16TableCodes64<kPadded>(
+                     reinterpret_cast<const uint16_t*>(p), ebase + b, slot8 + b, k);
+               });
   }
 
   // 0 unless every scale code of the nb blocks is 0 or at least min_code
@@ -1588,25 +1592,10 @@ class MxBlockQuantizer {
       if constexpr (kPadded) v = PaddedCodec::Compact4<0>(d8, v);
       return v.raw;
     };
-    const auto whole_steps = [&](auto l2) {
-      size_t i = 0;
-      for (; i + 64 <= n; i += 64) {
-        PrefetchNextChunk(src + 4 * i, 4 * n, 256, l2);
-        _mm512_storeu_si512(out + i, step(src + 4 * i, codes + i / kBlock));
-      }
-      return i;
-    };
-    const size_t i = prefetch_l2 ? whole_steps(std::true_type()) : whole_steps(std::false_type());
-    if (i == n) return;
-    const size_t rest = n - i;
-    HWY_ALIGN uint8_t in_buf[256] = {};
-    HWY_ALIGN uint8_t out_buf[64];
-    uint8_t code_buf[4];
-    // Missing blocks: +0 with the last block's scale code.
-    for (size_t j = 0; j < 4; ++j) code_buf[j] = codes[HWY_MIN(i / kBlock + j, nb - 1)];
-    std::memcpy(in_buf, src + 4 * i, 4 * rest);
-    _mm512_store_si512(out_buf, step(in_buf, code_buf));
-    std::memcpy(out + i, out_buf, rest);
+    Steps64<4>(src, n, out, prefetch_l2, [&](const uint8_t* HWY_RESTRICT p, size_t i, auto tail) {
+      uint8_t code_buf[4];
+      return step(p, StepCodes4(codes, i, nb, tail, code_buf));
+    });
   }
 #endif
 

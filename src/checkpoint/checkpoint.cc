@@ -283,18 +283,20 @@ absl::Status WriteIndex(const std::string& out_dir,
                                  j.dump(2) + "\n");
 }
 
+// The input shard holding tensor i.
+size_t ShardOf(const Plan& p, size_t i) {
+  return static_cast<size_t>(
+      std::upper_bound(p.shard_end.begin(), p.shard_end.end(), i) -
+      p.shard_end.begin());
+}
+
 // The __metadata__ entries that output shard k takes from the input shards:
 // those of every input shard from the one holding the last tensor of shard
 // k - 1 (the first input shard for k = 0) to the one holding shard k's last
 // tensor, an earlier shard's value winning.
 std::map<std::string, std::string> InputMetadata(const Plan& p, size_t k) {
-  auto shard_of = [&](size_t i) {
-    return static_cast<size_t>(
-        std::upper_bound(p.shard_end.begin(), p.shard_end.end(), i) -
-        p.shard_end.begin());
-  };
-  const size_t first = k == 0 ? 0 : shard_of(p.out_end[k - 1] - 1);
-  const size_t last = shard_of(p.out_end[k] - 1);
+  const size_t first = k == 0 ? 0 : ShardOf(p, p.out_end[k - 1] - 1);
+  const size_t last = ShardOf(p, p.out_end[k] - 1);
   std::map<std::string, std::string> m;
   for (size_t si = first; si <= last; ++si) {
     for (const auto& [key, value] : p.opened[si].view.metadata) m.emplace(key, value);
@@ -363,11 +365,6 @@ static absl::StatusOr<CheckpointReport> QuantizeCheckpointInDefaultEnv(
   // computed when the group's first tensor comes up, so that each shard is
   // mapped and faulted in once and the writer already runs meanwhile. The
   // group's other tensors follow that one, so their shards are still mapped.
-  auto shard_of = [&](size_t i) {
-    return static_cast<size_t>(
-        std::upper_bound(p.shard_end.begin(), p.shard_end.end(), i) -
-        p.shard_end.begin());
-  };
   // A group's members (quantized tensors of one group name and expert
   // count), in order, found once.
   auto group_key = [&](size_t i) {
@@ -388,7 +385,7 @@ static absl::StatusOr<CheckpointReport> QuantizeCheckpointInDefaultEnv(
     std::vector<float> g(experts, 0.0f);
     for (size_t j : group_members.at(key)) {
       const PlannedTensor& u = p.tensors[j];
-      const SafetensorsView& v = p.opened[shard_of(j)].view;
+      const SafetensorsView& v = p.opened[ShardOf(p, j)].view;
       absl::StatusOr<std::vector<float>> a =
           ExpertAmax(u, p.shapes[j], v.Bytes(*v.Find(u.name)), pool, options.impl);
       if (!a.ok()) return a.status();
@@ -427,6 +424,8 @@ static absl::StatusOr<CheckpointReport> QuantizeCheckpointInDefaultEnv(
   // files before the recycler and the staged output go.
   internal::ShardWriter writer;
   std::map<std::string, std::string> weight_map;
+  // Taken before the loop, which releases each input shard (its view
+  // included) after its last tensor.
   std::vector<std::map<std::string, std::string>> input_metadata;
   for (size_t k = 0; k < p.out_shards.size(); ++k) {
     input_metadata.push_back(InputMetadata(p, k));

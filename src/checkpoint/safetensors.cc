@@ -364,7 +364,8 @@ absl::StatusOr<std::string> SafetensorsHeader(
     for (const auto& [k, v] : metadata) m[k] = v;
     j["__metadata__"] = std::move(m);
   }
-  uint64_t offset = 0;
+  const std::vector<uint64_t> offsets =
+      internal::SafetensorsDataOffsets(tensors);
   for (size_t i : StorageOrder(tensors)) {
     const StTensorOut& t = tensors[i];
     if (t.name.empty() || t.name == "__metadata__") {
@@ -387,8 +388,7 @@ absl::StatusOr<std::string> SafetensorsHeader(
     }
     j[t.name] = Json{{"dtype", std::string(StDtypeName(t.dtype))},
                      {"shape", t.shape},
-                     {"data_offsets", {offset, offset + *bytes}}};
-    offset += *bytes;
+                     {"data_offsets", {offsets[i], offsets[i] + *bytes}}};
   }
   std::string text = j.dump();
   text.append((8 - text.size() % 8) % 8, ' ');

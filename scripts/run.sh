@@ -37,8 +37,9 @@ sanitize_hwy_disabled() {
   [ "$(uname -m)" = x86_64 ] || return 0
   local f; f=$(grep -m1 '^flags' /proc/cpuinfo)
   has() { for x in "$@"; do [[ " $f " == *" $x "* ]] || return 1; done; }
-  if has avx512f avx512bw avx512dq avx512vl avx512vbmi avx512vbmi2 avx512vnni \
-         avx512bitalg vpclmulqdq vaes; then
+  # Linux's names: avx512vbmi, but avx512_vbmi2, avx512_vnni, avx512_bitalg.
+  if has avx512f avx512bw avx512dq avx512vl avx512vbmi avx512_vbmi2 avx512_vnni \
+         avx512_bitalg avx512_vpopcntdq vpclmulqdq vaes; then
     echo "HWY_SSSE3|HWY_AVX2|HWY_AVX3"
   elif has avx512f avx512bw avx512dq avx512vl; then
     echo "HWY_SSSE3|HWY_AVX2|HWY_AVX3_DL"

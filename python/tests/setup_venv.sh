@@ -1,75 +1,99 @@
 #!/usr/bin/env bash
-# ctest fixture setup of the Python tests: creates BUILD/venv-python when
-# missing, installs the test and build requirements once, then builds and
-# installs the repository's `mxpack` package into it (pip install . with a
-# persistent scikit-build-core build dir, so reruns are incremental).
+# ctest fixture setups of the tests that need Python: one virtualenv,
+# BUILD/venv-python, holds every Python peer (torch is several GB, so it is
+# installed once, not once per test).
+#   peers:   creates the venv when missing and installs the peers once:
+#            numpy ml_dtypes safetensors pytest (the package tests), torch and
+#            torchao (the torch tests), compressed-tensors (the checkpoint
+#            interop test, tests/checkpoint/ct_interop_test.sh).
+#   package: builds and installs the repository's `mxpack` package into it
+#            (pip install . with a persistent scikit-build-core build dir, so
+#            reruns are incremental).
 # Exit 77 (reported by ctest as skipped) when python3/venv/Python.h are absent.
-# Usage: setup_venv.sh BUILD_DIR SOURCE_DIR [PYTHON3 [WERROR=ON|OFF]]
+# A peer that no registry serves stays absent; the tests needing it report
+# "skipped" with the reason.
+# Usage: setup_venv.sh peers|package BUILD_DIR SOURCE_DIR [PYTHON3 [WERROR=ON|OFF]]
 set -euo pipefail
-build="$1"
-src="$2"
-py="${3:-python3}"
-werror="${4:-OFF}"
+mode="$1"
+build="$2"
+src="$3"
+py="${4:-python3}"
+werror="${5:-OFF}"
 venv="$build/venv-python"
 marker="$venv/.mxpack-installed"
 
 skip() { echo "SKIPPED: $*"; exit 77; }
+pip_install() { "$venv/bin/python" -m pip install -q --disable-pip-version-check "$@"; }
+has() { "$venv/bin/python" -c "import $1" 2>/dev/null; }
 
-rm -f "$marker"
-command -v "$py" >/dev/null 2>&1 || skip "no python3 interpreter found"
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -m pip --version >/dev/null 2>&1; then
-  rm -rf "$venv"
-  if ! "$py" -m venv "$venv"; then
-    rm -rf "$venv"
-    skip "'$py -m venv' failed (on Debian: apt-get install python3-venv)"
-  fi
-fi
-"$venv/bin/python" - <<'PY' || skip "Python.h not found (on Debian: apt-get install python3-dev)"
+case "$mode" in
+  peers)
+    command -v "$py" >/dev/null 2>&1 || skip "no python3 interpreter found"
+    if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -m pip --version >/dev/null 2>&1; then
+      rm -rf "$venv"
+      if ! "$py" -m venv "$venv"; then
+        rm -rf "$venv"
+        skip "'$py -m venv' failed (on Debian: apt-get install python3-venv)"
+      fi
+    fi
+    if ! has "numpy, ml_dtypes, safetensors, pytest"; then
+      echo "installing numpy ml_dtypes safetensors pytest into $venv"
+      pip_install numpy ml_dtypes safetensors pytest \
+        || skip "pip install numpy ml_dtypes safetensors pytest failed (PyPI unreachable?)"
+    fi
+    # torch comes from its CPU wheel index when that is reachable, else from
+    # PyPI (whose wheel also pulls the CUDA libraries);
+    # MXPACK_TORCH_INDEX=URL|pypi forces one.
+    install_torch() {  # install_torch URL|pypi
+      local index_args=()
+      [ "$1" = pypi ] || index_args=(--index-url "$1")
+      echo "installing torch from $1 into $venv"
+      pip_install --retries 1 --timeout 30 "${index_args[@]}" torch
+    }
+    if ! has torch; then
+      if [ -n "${MXPACK_TORCH_INDEX:-}" ]; then
+        install_torch "$MXPACK_TORCH_INDEX" || true
+      else
+        install_torch https://download.pytorch.org/whl/cpu || install_torch pypi || true
+      fi
+    fi
+    if ! has torch; then
+      echo "torch not installed (registries unreachable?): the torch, torchao and compressed-tensors tests will be skipped"
+      exit 0
+    fi
+    if ! has torchao; then
+      echo "installing torchao into $venv"
+      pip_install --no-deps torchao \
+        || echo "torchao not installed (registry unreachable?): torchao tests will be skipped"
+    fi
+    if ! has compressed_tensors; then
+      # With the torch installed above, which satisfies its requirement.
+      echo "installing compressed-tensors into $venv"
+      pip_install compressed-tensors \
+        || echo "compressed-tensors not installed (registry unreachable?): ct_interop_test will be skipped"
+    fi
+    ;;
+  package)
+    rm -f "$marker"
+    [ -x "$venv/bin/python" ] || skip "no virtualenv at $venv (python_peers was skipped; see its output)"
+    "$venv/bin/python" - <<'PY' || skip "Python.h not found (on Debian: apt-get install python3-dev)"
 import os, sys, sysconfig
 sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")) else 1)
 PY
-
-if ! "$venv/bin/python" -c "import numpy, ml_dtypes, safetensors, pytest, scikit_build_core, nanobind" 2>/dev/null; then
-  echo "installing numpy ml_dtypes safetensors pytest scikit-build-core nanobind into $venv"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-    numpy ml_dtypes safetensors pytest "scikit-build-core>=0.10" "nanobind>=2.0"
-fi
-
-# Optional peers of the torch tests (python/tests/test_torch*.py): torch and
-# torchao. torch comes from its CPU wheel index when that is reachable, else
-# from PyPI (whose wheel also pulls the CUDA libraries);
-# MXPACK_TORCH_INDEX=URL|pypi forces one. When no registry answers they stay
-# absent and those tests report "skipped" with the reason.
-install_torch() {  # install_torch URL|pypi
-  local index_args=()
-  [ "$1" = pypi ] || index_args=(--index-url "$1")
-  echo "installing torch from $1 into $venv"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check --retries 1 \
-    --timeout 30 "${index_args[@]}" torch
-}
-if ! "$venv/bin/python" -c "import torch" 2>/dev/null; then
-  if [ -n "${MXPACK_TORCH_INDEX:-}" ]; then
-    install_torch "$MXPACK_TORCH_INDEX" || true
-  else
-    install_torch https://download.pytorch.org/whl/cpu || install_torch pypi || true
-  fi
-  "$venv/bin/python" -c "import torch" 2>/dev/null \
-    || echo "torch not installed (registries unreachable?): torch tests will be skipped"
-fi
-if "$venv/bin/python" -c "import torch" 2>/dev/null && \
-   ! "$venv/bin/python" -c "import torchao" 2>/dev/null; then
-  echo "installing torchao into $venv"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps torchao \
-    || echo "torchao not installed (registry unreachable?): torchao tests will be skipped"
-fi
-
-echo "pip install $src (build dir $build/py-build)"
-start=$(date +%s)
-CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-  --no-build-isolation --no-deps --force-reinstall \
-  -Cbuild-dir="$build/py-build" -Ccmake.build-type=Release \
-  -Ccmake.define.MXPACK_WERROR="$werror" "$src"
-echo "installed in $(( $(date +%s) - start )) s"
-(cd "$build" && "$venv/bin/python" -c "import mxpack; print('mxpack', mxpack.__file__, mxpack.available_targets())")
-touch "$marker"
+    if ! has "scikit_build_core, nanobind"; then
+      echo "installing scikit-build-core nanobind into $venv"
+      pip_install "scikit-build-core>=0.10" "nanobind>=2.0" \
+        || skip "pip install scikit-build-core nanobind failed (PyPI unreachable?)"
+    fi
+    echo "pip install $src (build dir $build/py-build)"
+    start=$(date +%s)
+    CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
+      pip_install --no-build-isolation --no-deps --force-reinstall \
+      -Cbuild-dir="$build/py-build" -Ccmake.build-type=Release \
+      -Ccmake.define.MXPACK_WERROR="$werror" "$src"
+    echo "installed in $(( $(date +%s) - start )) s"
+    (cd "$build" && "$venv/bin/python" -c "import mxpack; print('mxpack', mxpack.__file__, mxpack.available_targets())")
+    touch "$marker"
+    ;;
+  *) echo "usage: setup_venv.sh peers|package BUILD_DIR SOURCE_DIR [PYTHON3 [WERROR]]" >&2; exit 2 ;;
+esac

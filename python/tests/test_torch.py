@@ -10,7 +10,7 @@ import mxpack
 from conftest import f32_sample
 
 torch = pytest.importorskip(
-    "torch", reason="torch is not installed (python_setup could not reach its registry)")
+    "torch", reason="torch is not installed (python_peers did not install it; see its output)")
 
 
 class DLPackOnly:

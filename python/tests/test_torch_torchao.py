@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip(
-    "torch", reason="torch is not installed (python_setup could not reach its registry)")
+    "torch", reason="torch is not installed (python_peers did not install it; see its output)")
 pytest.importorskip(
     "torchao.prototype.mx_formats",
-    reason="torchao is not installed (python_setup could not reach its registry)")
+    reason="torchao is not installed (python_peers did not install it; see its output)")
 
 from torchao.prototype.mx_formats import mx_tensor as ao_mx  # noqa: E402
 from torchao.prototype.mx_formats import nvfp4_tensor as ao_nv  # noqa: E402

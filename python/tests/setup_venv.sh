@@ -43,37 +43,38 @@ case "$mode" in
     fi
     # torch comes from its CPU wheel index when that is reachable, else from
     # PyPI (whose wheel also pulls the CUDA libraries);
-    # MXPACK_TORCH_INDEX=URL|pypi forces one.
+    # MXPACK_TORCH_INDEX=URL|pypi forces one. With its CUDA libraries it
+    # unpacks to about 6 GB in the venv, plus pip's temporary files: below
+    # MXPACK_TORCH_MIN_FREE_GB (default 10) free on either file system it is
+    # not attempted, rather than fill the disk that the rest of the run
+    # writes to.
     install_torch() {  # install_torch URL|pypi
       local index_args=()
       [ "$1" = pypi ] || index_args=(--index-url "$1")
       echo "installing torch from $1 into $venv"
       pip_install --retries 1 --timeout 30 "${index_args[@]}" torch
     }
-    # torch with its CUDA libraries unpacks to about 6 GB in the venv, plus
-    # pip's temporary files: below MXPACK_TORCH_MIN_FREE_GB (default 10) free
-    # on either file system it is not attempted, rather than fill the disk
-    # that the rest of the run writes to.
-    min_free_gb="${MXPACK_TORCH_MIN_FREE_GB:-10}"
     free_gb() { df -Pk "$1" | awk 'NR == 2 { print int($4 / 1048576) }'; }
-    tmp_dir="${TMPDIR:-/tmp}"
-    if ! has torch && { [ "$(free_gb "$venv")" -lt "$min_free_gb" ] ||
-                        [ "$(free_gb "$tmp_dir")" -lt "$min_free_gb" ]; }; then
-      echo "torch not installed: $(free_gb "$venv") GB free for $venv and $(free_gb "$tmp_dir") GB for $tmp_dir," \
-           "under the $min_free_gb GB it needs (MXPACK_TORCH_MIN_FREE_GB): the torch, torchao and" \
-           "compressed-tensors tests will be skipped"
-      exit 0
-    fi
     if ! has torch; then
+      min_free_gb="${MXPACK_TORCH_MIN_FREE_GB:-10}"
+      tmp_dir="${TMPDIR:-/tmp}"
+      venv_gb=$(free_gb "$venv")
+      tmp_gb=$(free_gb "$tmp_dir")
+      if [ "$venv_gb" -lt "$min_free_gb" ] || [ "$tmp_gb" -lt "$min_free_gb" ]; then
+        echo "torch not installed: $venv_gb GB free for $venv and $tmp_gb GB for $tmp_dir," \
+             "under the $min_free_gb GB it needs (MXPACK_TORCH_MIN_FREE_GB): the torch, torchao and" \
+             "compressed-tensors tests will be skipped"
+        exit 0
+      fi
       if [ -n "${MXPACK_TORCH_INDEX:-}" ]; then
         install_torch "$MXPACK_TORCH_INDEX" || true
       else
         install_torch https://download.pytorch.org/whl/cpu || install_torch pypi || true
       fi
-    fi
-    if ! has torch; then
-      echo "torch not installed (registries unreachable?): the torch, torchao and compressed-tensors tests will be skipped"
-      exit 0
+      if ! has torch; then
+        echo "torch not installed (registries unreachable?): the torch, torchao and compressed-tensors tests will be skipped"
+        exit 0
+      fi
     fi
     if ! has torchao; then
       echo "installing torchao into $venv"

@@ -308,13 +308,16 @@ std::map<std::string, std::string> InputMetadata(const Plan& p, size_t k) {
 // 64 bytes.
 constexpr size_t kOutputAlign = 64;
 
+// An output's room in that buffer: its bytes rounded up to kOutputAlign.
+size_t PaddedBytes(const PlannedOutput& po) {
+  return (po.bytes + kOutputAlign - 1) / kOutputAlign * kOutputAlign;
+}
+
 // The bytes of that buffer for tensor t (0 when it is not quantized).
 size_t OutputBytes(const PlannedTensor& t) {
   size_t total = 0;
   if (!t.quantized) return total;
-  for (const PlannedOutput& po : t.outputs) {
-    total += (po.bytes + kOutputAlign - 1) / kOutputAlign * kOutputAlign;
-  }
+  for (const PlannedOutput& po : t.outputs) total += PaddedBytes(po);
   return total;
 }
 
@@ -528,7 +531,7 @@ static absl::StatusOr<CheckpointReport> QuantizeCheckpointInDefaultEnv(
             at += (data_start + offsets[j + o] - here) % kBlock;
           }
           outs.emplace_back(buffer.get() + at, po.bytes);
-          at += (po.bytes + kOutputAlign - 1) / kOutputAlign * kOutputAlign;
+          at += PaddedBytes(po);
         }
         if (!p.scheme->WritesEveryByte()) {
           for (absl::Span<uint8_t> out : outs) std::memset(out.data(), 0, out.size());

@@ -487,10 +487,7 @@ absl::StatusOr<std::unique_ptr<OutputFile>> OutputFile::Create(
 OutputFile::~OutputFile() { Abandon(); }
 
 void OutputFile::Abandon() {
-  if (direct_fd_ >= 0) {
-    close(direct_fd_);
-    direct_fd_ = -1;
-  }
+  CloseDirect();
   if (fd_ >= 0) {
     close(fd_);
     fd_ = -1;
@@ -519,6 +516,13 @@ absl::Status OutputFile::Guarded(absl::FunctionRef<bool(int fd)> write) {
 
 absl::Status OutputFile::Write(absl::string_view data) {
   return Guarded([&](int fd) { return WriteAll(fd, data.data(), data.size()); });
+}
+
+void OutputFile::CloseDirect() {
+  if (direct_fd_ >= 0) {
+    close(direct_fd_);
+    direct_fd_ = -1;
+  }
 }
 
 bool OutputFile::EnableDirectWrites() {
@@ -554,8 +558,7 @@ absl::Status OutputFile::WriteAt(uint64_t offset, absl::Span<const uint8_t> data
       if (n < 0 && errno != EINVAL) return false;
       if (n <= 0 || static_cast<uint64_t>(n) % kDirectAlign != 0) {
         if (n > 0) at += static_cast<uint64_t>(n);
-        close(direct_fd_);
-        direct_fd_ = -1;
+        CloseDirect();
         break;
       }
       at += static_cast<uint64_t>(n);
@@ -587,10 +590,7 @@ absl::Status OutputFile::Commit() {
     return absl::DataLossError(
         absl::StrFormat("%s: %s: %s", path_, what, ErrnoText(err)));
   };
-  if (direct_fd_ >= 0) {
-    close(direct_fd_);
-    direct_fd_ = -1;
-  }
+  CloseDirect();
   if (fsync(fd_) != 0) return fail("write error (fsync)", errno);
   const int fd = fd_;
   fd_ = -1;

@@ -107,6 +107,8 @@ class OutputFile {
  private:
   OutputFile() = default;
   void Abandon();
+  // Closes the O_DIRECT descriptor, if open: later writes go through fd_.
+  void CloseDirect();
   // Runs `write` on the open file descriptor (false: failed, errno set);
   // a failure abandons the file (the temporary is removed) and is reported
   // with the path.

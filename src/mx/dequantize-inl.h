@@ -647,31 +647,41 @@ class TableBlocks512 {
 //         man_elem),
 // i.e. the sign-extended code shifted left by man_out - man_elem, the copies
 // of the sign between bit 15 and the exponent field cleared, plus the
-// per-scale
-// delta (bias_out - bias_elem + s) << man_out (no carry reaches the sign:
-// the exponent field stays in [1, max]). That holds for the magnitude codes
-// [lo, lo + span] of the scale's Param (normal codes whose output exponent
-// field is in range); a block takes this path if all its magnitudes are in
-// there (one unsigned byte compare of magnitude - lo), so zeros, fp8
-// subnormals, NaN / Inf codes and products outside the range keep the table.
+// per-scale delta (bias_out - bias_elem + s) << man_out (no carry reaches
+// the sign: the exponent field stays in [1, max]). That holds for the
+// magnitude codes [lo, lo + span] of the scale's Param (normal codes whose
+// output exponent field is in range); a block takes this path if all its
+// magnitudes are in there, so zeros, fp8 subnormals, NaN / Inf codes and
+// products outside the range keep the table. The test runs on the widened
+// lanes, whose magnitude bits are the code's magnitude << kShift: one
+// unsigned 16-bit compare of (magnitude << kShift) - (lo << kShift) against
+// span << kShift. Every per-scale value is held twice in a u32, so that its
+// vector is one broadcast load (no shuffle).
 template <Format kElem, Format kTo>
 class RebiasBlocks512 {
   static constexpr internal::FastFormat kT = internal::FastFormatOf(kElem);
   static constexpr internal::FastFormat kW = internal::FastFormatOf(kTo);
   static constexpr int kShift = kW.man_bits - kT.man_bits;
-  static_assert(kT.bits == 8 && kShift > 0, "fp8 into bf16 / f16");
+  static_assert(kT.bits == 8 && kShift > 0 && kShift <= 8,
+                "fp8 into bf16 / f16");
+  static constexpr uint16_t kMagMask = static_cast<uint16_t>(0x7F << kShift);
 
  public:
-  // Per scale code: the output delta and the magnitude codes [lo, lo + span]
-  // that re-bias exactly (lo = 0x80, span = 0 where none does: every
-  // magnitude - 0x80 is at least 0x80 as an unsigned byte).
+  // Per scale code, each in both u16 halves: the output delta, and the
+  // magnitude fields [lo, lo + span] (shifted by kShift) that re-bias
+  // exactly. Where none does, lo = 0x8000 and span = 0: every magnitude
+  // field (at most 0x7F00) minus 0x8000 is at least 0x8000 as a u16. Where
+  // some do, a field below lo wraps to at least 0x10000 - 0x7F00, above any
+  // span.
   struct Param {
-    int16_t delta;
-    uint8_t lo, span;
+    uint32_t delta, lo, span;
   };
   struct Params {
     Param p[256];
   };
+  static constexpr uint32_t Twice(int v) {
+    return static_cast<uint32_t>(static_cast<uint16_t>(v)) * 0x10001u;
+  }
   static constexpr Params MakeParams() {
     Params r{};
     const int bias = kW.bias - kT.bias;
@@ -687,41 +697,39 @@ class RebiasBlocks512 {
       hi_e = hi_e < w_max - bias - s ? hi_e : w_max - bias - s;
       // Scale code 0 (2^-127) is an f32 subnormal, 0xFF is NaN.
       if (c == 0 || c == 255 || lo_e > hi_e) {
-        r.p[c] = Param{0, 0x80, 0};
+        r.p[c] = Param{0, Twice(0x8000), 0};
         continue;
       }
       const int lo = lo_e << kT.man_bits;
       int hi = (hi_e << kT.man_bits) | ((1 << kT.man_bits) - 1);
       hi = hi < static_cast<int>(kT.max_code) ? hi
                                               : static_cast<int>(kT.max_code);
-      r.p[c] = Param{static_cast<int16_t>(static_cast<uint16_t>(
-                         (bias + s) * (1 << kW.man_bits))),
-                     static_cast<uint8_t>(lo), static_cast<uint8_t>(hi - lo)};
+      r.p[c] = Param{Twice((bias + s) * (1 << kW.man_bits)),
+                     Twice(lo << kShift), Twice((hi - lo) << kShift)};
     }
     return r;
   }
   static constexpr Params kParams = MakeParams();
 
-  // Lane i set where code byte i of b re-biases exactly under `scale`.
-  static HWY_INLINE __mmask32 Fits(uint8_t scale, __m256i b) {
+  // The 32 codes at `codes` re-biased under `scale`; `fits` gets the lanes
+  // where that is their value.
+  static HWY_INLINE __m512i Rebiased(uint8_t scale,
+                                     const uint8_t* HWY_RESTRICT codes,
+                                     __mmask32* fits) {
+    constexpr uint16_t kMask = static_cast<uint16_t>(0x8000 | kMagMask);
     const Param& p = kParams.p[scale];
-    const __m256i m =
-        _mm256_sub_epi8(_mm256_and_si256(b, _mm256_set1_epi8(0x7F)),
-                        _mm256_set1_epi8(static_cast<char>(p.lo)));
-    return _mm256_cmple_epu8_mask(m,
-                                  _mm256_set1_epi8(static_cast<char>(p.span)));
-  }
-
-  // The 32 codes b (all fitting) into `out`.
-  static HWY_INLINE void Block(uint8_t scale, __m256i b,
-                               uint8_t* HWY_RESTRICT out) {
-    constexpr uint16_t kMask =
-        static_cast<uint16_t>(0x8000 | ((0x7F << kShift) & 0x7FFF));
-    const __m512i t =
-        _mm512_and_si512(_mm512_slli_epi16(_mm512_cvtepi8_epi16(b), kShift),
-                         _mm512_set1_epi16(static_cast<int16_t>(kMask)));
-    _mm512_storeu_si512(
-        out, _mm512_add_epi16(t, _mm512_set1_epi16(kParams.p[scale].delta)));
+    const __m512i u = _mm512_slli_epi16(
+        _mm512_cvtepi8_epi16(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes))),
+        kShift);
+    const __m512i mag =
+        _mm512_and_si512(u, _mm512_set1_epi16(static_cast<int16_t>(kMagMask)));
+    *fits = _mm512_cmple_epu16_mask(
+        _mm512_sub_epi16(mag, _mm512_set1_epi32(static_cast<int>(p.lo))),
+        _mm512_set1_epi32(static_cast<int>(p.span)));
+    return _mm512_add_epi16(
+        _mm512_and_si512(u, _mm512_set1_epi16(static_cast<int16_t>(kMask))),
+        _mm512_set1_epi32(static_cast<int>(p.delta)));
   }
 };
 #endif  // HWY_TARGET <= HWY_AVX3_DL
@@ -1052,22 +1060,19 @@ struct MxRowDequantizer {
         std::memcpy(sc, sp, 4);
         const uint8_t* codes = row_codes + k * kBlock;
         uint8_t* out = row_out + k * kOut;
-        __m256i b[4];
+        __m512i v[4];
         __mmask32 fits[4];
-        for (size_t j = 0; j < 4; ++j) {
-          b[j] = _mm256_loadu_si256(
-              reinterpret_cast<const __m256i*>(codes + j * kBlock));
-          fits[j] = Rebias::Fits(sc[j], b[j]);
-        }
+        for (size_t j = 0; j < 4; ++j)
+          v[j] = Rebias::Rebiased(sc[j], codes + j * kBlock, &fits[j]);
         if (HWY_LIKELY((fits[0] & fits[1] & fits[2] & fits[3]) ==
                        ~__mmask32{0})) {
           for (size_t j = 0; j < 4; ++j)
-            Rebias::Block(sc[j], b[j], out + j * kOut);
+            _mm512_storeu_si512(out + j * kOut, v[j]);
           continue;
         }
         for (size_t j = 0; j < 4; ++j) {
           if (fits[j] == ~__mmask32{0}) {
-            Rebias::Block(sc[j], b[j], out + j * kOut);
+            _mm512_storeu_si512(out + j * kOut, v[j]);
           } else if (ready[sc[j]]) {
             table.Block(tab + sc[j] * Table::kEntries, codes + j * kBlock, 0,
                         out + j * kOut);

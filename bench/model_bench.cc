@@ -356,11 +356,34 @@ void BM_QuantizeStackBlocks(benchmark::State& state, internal::StackArith arith)
                           static_cast<int64_t>(in.size() + elements.size() + nb));
 }
 
+// The tensor amax pass of the NVFP4 exports (AbsMaxBits over bf16 weights;
+// bytes read, against BM_Memcpy).
+void BM_StackAbsMaxBits(benchmark::State& state) {
+  std::vector<uint8_t> in(static_cast<size_t>(state.range(0)) & ~size_t{1});
+  std::mt19937 rng(42);
+  std::normal_distribution<float> g(0.0f, 0.02f);
+  for (size_t i = 0; i < in.size(); i += 2) {
+    const uint32_t b = scalar::F32Bits(g(rng)) + 0x7FFF;  // ~rn to bf16
+    in[i] = static_cast<uint8_t>(b >> 16);
+    in[i + 1] = static_cast<uint8_t>(b >> 24);
+  }
+  const Impl impl = state.range(1) ? Impl{Impl::kScalar} : SimdImpl();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(
+        internal::AbsMaxBits(Format::kBF16, in.data(), in.size() / 2, impl));
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(in.size()));
+}
+
 void StackSizes(benchmark::internal::Benchmark* b) {
   b->Args({kL2Bytes, 0})->Args({kDramBytes, 0})->Args({kL2Bytes, 1});
   b->ArgNames({"bytes", "scalar"});
 }
 
+BENCHMARK(BM_StackAbsMaxBits)
+    ->Name("BM_StackAbsMaxBits/bf16")
+    ->Apply(StackSizes);
 BENCHMARK_CAPTURE(BM_QuantizeStackBlocks, ct_nvfp4_bf16, internal::StackArith::kCtNvfp4)
     ->Apply(StackSizes);
 BENCHMARK_CAPTURE(BM_QuantizeStackBlocks, ct_mxfp4_bf16, internal::StackArith::kCtMxfp4)

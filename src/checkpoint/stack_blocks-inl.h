@@ -1516,9 +1516,39 @@ class StackBlockQuantizer : private StackOps {
   }
 };
 
+// The largest |x| bits of n bf16 elements in their own 16-bit lanes (twice
+// as many per vector as widened): the bits without the sign are below
+// 0x8000, so the largest is the signed i16 maximum, and widening (<< 16)
+// keeps the order.
+inline uint32_t AbsMaxBitsOfBf16(const uint8_t* HWY_RESTRICT in, size_t n) {
+  const hn::ScalableTag<int16_t> d;
+  const size_t N = hn::Lanes(d);
+  const auto abs = [d](const uint8_t* p) {
+    return hn::And(hn::LoadU(d, reinterpret_cast<const int16_t*>(p)),
+                   hn::Set(d, int16_t{0x7FFF}));
+  };
+  auto m0 = hn::Zero(d), m1 = hn::Zero(d);
+  size_t i = 0;
+  for (; i + 2 * N <= n; i += 2 * N) {
+    m0 = hn::Max(m0, abs(in + 2 * i));
+    m1 = hn::Max(m1, abs(in + 2 * (i + N)));
+  }
+  m0 = hn::Max(m0, m1);
+  if (i < n) {
+    HWY_ALIGN uint8_t buf[2 * hn::MaxLanes(d) * 2] = {};
+    std::memcpy(buf, in + 2 * i, (n - i) * 2);
+    m0 = hn::Max(m0, hn::Max(abs(buf), abs(buf + 2 * N)));
+  }
+  return static_cast<uint32_t>(
+             static_cast<uint16_t>(hn::GetLane(hn::MaxOfLanes(d, m0))))
+         << 16;
+}
+
 // The largest |x| bits of n elements (AbsMaxBits).
 template <internal::SrcKind kSrc>
 uint32_t AbsMaxBitsOf(const uint8_t* HWY_RESTRICT in, size_t n) {
+  if constexpr (kSrc == internal::SrcKind::kBF16)
+    return AbsMaxBitsOfBf16(in, n);
   const StackOps::DU du;
   const StackOps::DI di;
   constexpr size_t kIn = WideSource<kSrc>::kBytes;

@@ -7,10 +7,12 @@
 // BM_QuantizeCheckpoint (QuantizeCheckpoint of a bf16 model directory of 4
 // shards on disk to compressed-tensors NVFP4 or MXFP4 with 2 threads, output
 // written to disk) against BM_MemcpyCheckpoint, a memcpy of the same tensor
-// bytes. Every benchmark reports input bytes per second, so the ratio of a
+// bytes, and against BM_WriteCheckpointOutput, writing its output files
+// alone. Every benchmark reports input bytes per second, so the ratio of a
 // pair's bytes/s is the figure to quote. BM_QuantizeStackBlocks times the
 // block quantizers behind the compressed-tensors and ModelOpt exports alone
 // (one thread, bf16 weights; bytes read + written, against BM_Memcpy).
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -20,10 +22,10 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <random>
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -318,6 +320,103 @@ void BM_QuantizeCheckpoint(benchmark::State& state) {
   state.counters["GiB"] = static_cast<double>(c.bytes) / (1 << 30);
 }
 BENCHMARK(BM_QuantizeCheckpoint)
+    ->ArgNames({"nvfp4"})
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1);
+
+// The disk's share of BM_QuantizeCheckpoint: the files one QuantizeCheckpoint
+// run of the same format writes (made once, untimed, held in memory), written
+// again per iteration as plain files of the same names and sizes into a fresh
+// directory, each by direct writes of whole 4 KiB blocks (buffered where the
+// file system refuses them), truncated to size, fsync and rename, then the
+// directory synced. Input
+// bytes per second like BM_QuantizeCheckpoint, so the ratio of the two is the
+// export's speed against writing its output and nothing else.
+// range(0): 0 = compressed-tensors MXFP4, 1 = compressed-tensors NVFP4.
+void BM_WriteCheckpointOutput(benchmark::State& state) {
+  const CheckpointDir& c = BigCheckpointDir();
+  CheckpointOptions o;
+  o.format = state.range(0) == 0 ? MxFormat::kMxfp4 : MxFormat::kNvfp4;
+  o.threads = 2;
+  const std::string ref = c.dir + "/write-ref", out = c.dir + "/write-out";
+  std::error_code ec;
+  std::filesystem::remove_all(ref, ec);
+  absl::StatusOr<CheckpointReport> r =
+      QuantizeCheckpoint(c.dir + "/model", ref, o);
+  if (!r.ok()) {
+    state.SkipWithError(std::string(r.status().message()).c_str());
+    return;
+  }
+  // Each file's bytes in a 4 KiB-aligned buffer rounded up to whole 4 KiB
+  // blocks, for direct writes (as the export's writer does where the file
+  // system takes them; buffered writes here otherwise).
+  struct File {
+    std::string name;
+    size_t size = 0;
+    std::unique_ptr<uint8_t, decltype(&std::free)> data{nullptr, &std::free};
+  };
+  constexpr size_t kAlign = 4096;
+  std::vector<File> files;
+  for (const auto& e : std::filesystem::directory_iterator(ref)) {
+    std::ifstream f(e.path(), std::ios::binary);
+    const std::string bytes(std::istreambuf_iterator<char>(f), {});
+    File file;
+    file.name = e.path().filename().string();
+    file.size = bytes.size();
+    const size_t padded = (bytes.size() + kAlign - 1) / kAlign * kAlign;
+    file.data.reset(
+        static_cast<uint8_t*>(std::aligned_alloc(kAlign, padded + kAlign)));
+    std::memset(file.data.get(), 0, padded + kAlign);
+    std::memcpy(file.data.get(), bytes.data(), bytes.size());
+    files.push_back(std::move(file));
+  }
+  std::filesystem::remove_all(ref, ec);
+  const auto fail = [&](const std::string& what) {
+    state.SkipWithError((what + ": " + std::strerror(errno)).c_str());
+  };
+  for (auto _ : state) {
+    std::filesystem::remove_all(out, ec);
+    std::filesystem::create_directory(out);
+    for (const File& file : files) {
+      const std::string path = out + "/" + file.name, tmp = path + ".tmp";
+      constexpr int kFlags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
+      int fd = open(tmp.c_str(), kFlags | O_DIRECT, 0644);
+      size_t len = (file.size + kAlign - 1) / kAlign * kAlign;
+      if (fd < 0 && errno == EINVAL) {
+        fd = open(tmp.c_str(), kFlags, 0644);
+        len = file.size;
+      }
+      if (fd < 0) return fail("open " + tmp);
+      for (size_t done = 0; done < len;) {
+        const ssize_t n = write(fd, file.data.get() + done, len - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+          close(fd);
+          return fail("write " + tmp);
+        }
+        done += static_cast<size_t>(n);
+      }
+      if (ftruncate(fd, static_cast<off_t>(file.size)) != 0 || fsync(fd) != 0 ||
+          close(fd) != 0) {
+        return fail("fsync " + tmp);
+      }
+      if (rename(tmp.c_str(), path.c_str()) != 0) return fail("rename " + tmp);
+    }
+    const int dfd = open(out.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+      fsync(dfd);
+      close(dfd);
+    }
+  }
+  std::filesystem::remove_all(out, ec);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(c.bytes));
+  state.counters["GiB"] = static_cast<double>(c.bytes) / (1 << 30);
+}
+BENCHMARK(BM_WriteCheckpointOutput)
     ->ArgNames({"nvfp4"})
     ->Arg(0)
     ->Arg(1)

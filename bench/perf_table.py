@@ -76,6 +76,20 @@ MODEL_BASELINES = {
 }
 
 
+# Second baselines: the export against writing its output files alone (the
+# same format's files, to the same disk, in the same run).
+DISK_BASELINES = {
+    'BM_QuantizeCheckpoint': 'BM_WriteCheckpointOutput',
+}
+
+
+def disk_baseline_of(kernel):
+    for prefix, base in DISK_BASELINES.items():
+        if kernel.startswith(prefix + '/'):
+            return base + kernel[len(prefix):]
+    return None
+
+
 def baseline_of(kernel):
     for prefix, base in MODEL_BASELINES.items():
         if kernel.startswith(prefix):
@@ -92,7 +106,7 @@ def floor_of(kernel):
 
 
 def table(best):
-    memcpy = {}
+    memcpy, disk = {}, {}
     model_memcpy = None
     rows = collections.OrderedDict()
     for name, rate in sorted(best.items()):
@@ -104,6 +118,9 @@ def table(best):
             model_memcpy = model_memcpy or {}
             model_memcpy[kernel] = rate
             continue
+        if any(kernel.startswith(b + '/') for b in DISK_BASELINES.values()):
+            disk[kernel] = rate
+            continue
         rows.setdefault(kernel, {})[(size, impl)] = rate
     kernels, models = [], []
     for kernel, rates in rows.items():
@@ -111,7 +128,8 @@ def table(best):
         if base:
             r = max(rates.values())
             b = (model_memcpy or {}).get(base)
-            models.append((kernel, r / b if b else None))
+            w = disk.get(disk_baseline_of(kernel) or '')
+            models.append((kernel, r / b if b else None, r / w if w else None))
             continue
 
         def ratio(size):
@@ -168,11 +186,14 @@ def markdown(run, kernels, models, memcpy, model_memcpy, command, peers):
                 '`BM_QuantizeCheckpoint` (sharded bf16 files on disk to a '
                 'compressed-tensors checkpoint on disk; `nvfp4:0` is MXFP4) against '
                 f'`BM_MemcpyCheckpoint`. Floor {MODEL_FLOOR}x ({STATS_FLOOR}x with error '
-                'statistics).', '',
-                '| benchmark | x memcpy | |', '|---|---|---|']
-        for kernel, r in models:
+                'statistics). The checkpoint export writes its output with fsync; '
+                '"x disk write" reads it against `BM_WriteCheckpointOutput`, which '
+                'writes the same output files (direct writes, fsync, rename) to the same '
+                'disk and nothing else: 1.0 is the speed of the disk.', '',
+                '| benchmark | x memcpy | x disk write | |', '|---|---|---|---|']
+        for kernel, r, w in models:
             mark = 'below floor' if r is not None and r < floor_of(kernel) else ''
-            out.append(f'| `{kernel}` | {fmt(r, 3)} | {mark} |')
+            out.append(f'| `{kernel}` | {fmt(r, 3)} | {fmt(w, 3)} | {mark} |')
     if peers:
         out += ['', '## Against peer libraries', '', peers.get('note', ''), '',
                 '| operation | mxpack | peer | peer time / mxpack time |', '|---|---|---|---|']

@@ -306,9 +306,13 @@ void BM_QuantizeCheckpoint(benchmark::State& state) {
   o.format = state.range(0) == 0 ? MxFormat::kMxfp4 : MxFormat::kNvfp4;
   o.threads = 2;
   const std::string out = c.dir + "/out";
+  std::error_code ec;
   for (auto _ : state) {
-    std::error_code ec;
+    // The last run's output (another benchmark's, or an earlier
+    // repetition's) goes untimed: unlinking its files is not the export's.
+    state.PauseTiming();
     std::filesystem::remove_all(out, ec);
+    state.ResumeTiming();
     absl::StatusOr<CheckpointReport> r = QuantizeCheckpoint(c.dir + "/model", out, o);
     if (!r.ok()) {
       state.SkipWithError(std::string(r.status().message()).c_str());
@@ -378,7 +382,9 @@ void BM_WriteCheckpointOutput(benchmark::State& state) {
     state.SkipWithError((what + ": " + std::strerror(errno)).c_str());
   };
   for (auto _ : state) {
+    state.PauseTiming();
     std::filesystem::remove_all(out, ec);
+    state.ResumeTiming();
     std::filesystem::create_directory(out);
     for (const File& file : files) {
       const std::string path = out + "/" + file.name, tmp = path + ".tmp";

@@ -299,12 +299,33 @@ void BM_MemcpyCheckpoint(benchmark::State& state) {
 }
 BENCHMARK(BM_MemcpyCheckpoint)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 
-// range(0): 0 = compressed-tensors MXFP4, 1 = compressed-tensors NVFP4.
-void BM_QuantizeCheckpoint(benchmark::State& state) {
-  const CheckpointDir& c = BigCheckpointDir();
+// The export of the checkpoint benchmarks: range(0) 0 = compressed-tensors
+// MXFP4, 1 = compressed-tensors NVFP4; 2 threads.
+CheckpointOptions ExportOptions(const benchmark::State& state) {
   CheckpointOptions o;
   o.format = state.range(0) == 0 ? MxFormat::kMxfp4 : MxFormat::kNvfp4;
   o.threads = 2;
+  return o;
+}
+
+// Input bytes per second, one run per repetition, both formats.
+void SetCheckpointBytes(benchmark::State& state, const CheckpointDir& c) {
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(c.bytes));
+  state.counters["GiB"] = static_cast<double>(c.bytes) / (1 << 30);
+}
+void ExportFormats(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"nvfp4"})
+      ->Arg(0)
+      ->Arg(1)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime()
+      ->Iterations(1);
+}
+
+void BM_QuantizeCheckpoint(benchmark::State& state) {
+  const CheckpointDir& c = BigCheckpointDir();
+  const CheckpointOptions o = ExportOptions(state);
   const std::string out = c.dir + "/out";
   std::error_code ec;
   for (auto _ : state) {
@@ -319,32 +340,21 @@ void BM_QuantizeCheckpoint(benchmark::State& state) {
       return;
     }
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
-                          static_cast<int64_t>(c.bytes));
-  state.counters["GiB"] = static_cast<double>(c.bytes) / (1 << 30);
+  SetCheckpointBytes(state, c);
 }
-BENCHMARK(BM_QuantizeCheckpoint)
-    ->ArgNames({"nvfp4"})
-    ->Arg(0)
-    ->Arg(1)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime()
-    ->Iterations(1);
+BENCHMARK(BM_QuantizeCheckpoint)->Apply(ExportFormats);
 
 // The disk's share of BM_QuantizeCheckpoint: the files one QuantizeCheckpoint
 // run of the same format writes (made once, untimed, held in memory), written
 // again per iteration as plain files of the same names and sizes into a fresh
 // directory, each by direct writes of whole 4 KiB blocks (buffered where the
 // file system refuses them), truncated to size, fsync and rename, then the
-// directory synced. Input
-// bytes per second like BM_QuantizeCheckpoint, so the ratio of the two is the
-// export's speed against writing its output and nothing else.
-// range(0): 0 = compressed-tensors MXFP4, 1 = compressed-tensors NVFP4.
+// directory synced. Input bytes per second like BM_QuantizeCheckpoint, so the
+// ratio of the two is the export's speed against writing its output and
+// nothing else.
 void BM_WriteCheckpointOutput(benchmark::State& state) {
   const CheckpointDir& c = BigCheckpointDir();
-  CheckpointOptions o;
-  o.format = state.range(0) == 0 ? MxFormat::kMxfp4 : MxFormat::kNvfp4;
-  o.threads = 2;
+  const CheckpointOptions o = ExportOptions(state);
   const std::string ref = c.dir + "/write-ref", out = c.dir + "/write-out";
   std::error_code ec;
   std::filesystem::remove_all(ref, ec);
@@ -418,17 +428,9 @@ void BM_WriteCheckpointOutput(benchmark::State& state) {
     }
   }
   std::filesystem::remove_all(out, ec);
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
-                          static_cast<int64_t>(c.bytes));
-  state.counters["GiB"] = static_cast<double>(c.bytes) / (1 << 30);
+  SetCheckpointBytes(state, c);
 }
-BENCHMARK(BM_WriteCheckpointOutput)
-    ->ArgNames({"nvfp4"})
-    ->Arg(0)
-    ->Arg(1)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime()
-    ->Iterations(1);
+BENCHMARK(BM_WriteCheckpointOutput)->Apply(ExportFormats);
 
 // range(0): working-set bytes (bf16 input + elements + scales); range(1): 1 =
 // the scalar reference.

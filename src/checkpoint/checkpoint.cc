@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "mxpack/convert.h"
 #include "mxpack/model.h"
 #include "mxpack/scalar.h"
 #include "src/checkpoint/checkpoint_io.h"
@@ -624,6 +625,8 @@ static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
   rep.input_shards = src->shards;
   rep.copied_files = src->other_files;
   std::map<std::string, std::string> weight_map;
+  // The f32 values of one tensor at a time, reused (faulted in once).
+  std::vector<float> scratch;
   for (const std::string& shard : src->shards) {
     absl::StatusOr<OpenShard> s = Open(*src, shard);
     if (!s.ok()) return s.status();
@@ -635,7 +638,7 @@ static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
     if (!records.ok()) return Prefix(src->ShardPath(shard), records.status());
     std::vector<StTensorOut> tensors;
     std::map<std::string, std::string> metadata;
-    std::vector<std::vector<uint8_t>> buffers;
+    std::vector<std::unique_ptr<uint8_t[]>> buffers;
     std::optional<ModelOutput> native;
     if (!records->empty()) {
       absl::StatusOr<ModelOutput> d = DequantizeModel(s->view, options);
@@ -685,10 +688,11 @@ static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
         const internal::FoundQuantized& q = *it->second;
         uint64_t n = 1;
         for (uint64_t d : q.shape) n *= d;
-        std::vector<float> f(n);
+        if (scratch.size() < n) scratch.resize(n);
+        const absl::Span<float> f(scratch.data(), n);
         absl::StatusOr<const Scheme*> scheme = internal::FindScheme(q.scheme);
         if (!scheme.ok()) return scheme.status();
-        if (absl::Status st = (*scheme)->Dequantize(s->view, q, absl::MakeSpan(f));
+        if (absl::Status st = (*scheme)->Dequantize(s->view, q, f);
             !st.ok()) {
           return Prefix(absl::StrCat("tensor '", q.name, "'"), st);
         }
@@ -696,24 +700,28 @@ static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
         const StDtype dt = to == Format::kF32    ? StDtype::kF32
                            : to == Format::kF16 ? StDtype::kF16
                                                 : StDtype::kBF16;
-        std::vector<uint8_t> bytes(n * StDtypeSize(dt));
+        // Every byte is written below.
+        const absl::Span<uint8_t> bytes(
+            buffers.emplace_back(internal::NewOutputBuffer(n * StDtypeSize(dt), false)).get(),
+            n * StDtypeSize(dt));
+        // The stack's final cast: rn, no saturation (the SIMD ConvertArray
+        // equals the scalar reference bit for bit).
         constexpr EncodePolicy kRnNoSat = {Rounding::kRN, Saturation::kNoSat, false,
                                            OverflowTie::kEven};
-        for (uint64_t i = 0; i < n; ++i) {
-          if (dt == StDtype::kF32) {
-            std::memcpy(&bytes[4 * i], &f[i], 4);
-          } else {
-            const uint32_t c = scalar::EncodeF32(f[i], to, kRnNoSat);
-            bytes[2 * i] = static_cast<uint8_t>(c);
-            bytes[2 * i + 1] = static_cast<uint8_t>(c >> 8);
-          }
+        const absl::Span<const uint8_t> fbytes(reinterpret_cast<const uint8_t*>(f.data()),
+                                               4 * n);
+        if (dt == StDtype::kF32) {
+          std::memcpy(bytes.data(), fbytes.data(), fbytes.size());
+        } else if (absl::Status st = ConvertArray(Format::kF32, to, kRnNoSat, fbytes, bytes,
+                                                  {}, options.impl);
+                   !st.ok()) {
+          return st;
         }
-        buffers.push_back(std::move(bytes));
-        tensors.push_back({q.name, dt, q.shape, buffers.back()});
+        tensors.push_back({q.name, dt, q.shape, bytes});
         pt.name = q.name;
         pt.dtype = dt;
         pt.shape = q.shape;
-        pt.bytes = buffers.back().size();
+        pt.bytes = bytes.size();
         pt.quantized = true;
         pt.reason = absl::StrCat(q.scheme, " ", q.format);
         rep.tensors.push_back(pt);

@@ -137,6 +137,14 @@ float RoundToDtype(Format w, float x);
 // Reads element i of a f32 / bf16 / f16 array as f32.
 float LoadAsF32(Format from, const uint8_t* p, size_t i);
 
+// For the schemes' element-by-element dequantizers: the f32 value of every
+// e2m1 code (16 entries) and of every e4m3 byte (256), scalar::DecodeToF32's
+// values; and 2^(c - 127) in f64 for every E8M0 byte c (255: 2^128), so that
+// for an f32 x, x * E8m0Pow2()[c] is exact: std::ldexp(double(x), c - 127).
+const float* E2m1Values();
+const float* E4m3Values();
+const double* E8m0Pow2();
+
 }  // namespace mxpack::internal
 
 #endif  // MXPACK_SRC_CHECKPOINT_SCHEME_H_

@@ -251,32 +251,47 @@ absl::Status CompressedTensors::Dequantize(const SafetensorsView& v,
     }
     std::vector<float> gs(experts);
     std::memcpy(gs.data(), v.Bytes(*gt).data(), 4 * experts);
-    // decompress: unpacked e2m1 * f32(float(scale) / global_scale), in f32.
+    // decompress: unpacked e2m1 * f32(float(scale) / global_scale), in f32,
+    // one block of 16 (8 bytes, low nibble first) per scale.
+    const float* e2m1 = E2m1Values();
+    const float* e4m3 = E4m3Values();
     for (uint64_t r = 0; r < rows; ++r) {
       const float g = gs[experts == 1 ? 0 : r / rows_per_expert];
-      for (uint64_t c = 0; c < cols; ++c) {
-        const uint8_t b = e[(r * cols + c) / 2];
-        const uint8_t code = (c % 2 == 0) ? (b & 0xF) : (b >> 4);
-        const float d = DecodeToF32(Format::kE4M3, s[r * (cols / 16) + c / 16]);
-        out[r * cols + c] = DecodeToF32(Format::kE2M1, code) * (d / g);
+      for (uint64_t k = 0; k < cols / 16; ++k) {
+        const float d = e4m3[s[r * (cols / 16) + k]] / g;
+        const uint8_t* b = e + (r * cols + 16 * k) / 2;
+        float* o = out.data() + r * cols + 16 * k;
+        for (size_t j = 0; j < 8; ++j) {
+          o[2 * j] = e2m1[b[j] & 0xF] * d;
+          o[2 * j + 1] = e2m1[b[j] >> 4] * d;
+        }
       }
     }
     return absl::OkStatus();
   }
   // MX: element * 2^(code - 127) (in bf16 by decompress_mx_scale; the product
-  // is exact in f32 and rounds once to the output dtype).
+  // is exact in f32 and rounds once to the output dtype), one block of 32
+  // per scale.
+  const float* e2m1 = E2m1Values();
+  const float* e4m3 = E4m3Values();
+  const double* pow2 = E8m0Pow2();
+  const bool fp8 = q.format == "mxfp8";
   for (uint64_t r = 0; r < rows; ++r) {
-    for (uint64_t c = 0; c < cols; ++c) {
-      const int code = s[r * (cols / 32) + c / 32];
-      float x;
-      if (q.format == "mxfp8") {
-        x = DecodeToF32(Format::kE4M3, e[r * cols + c]);
+    for (uint64_t k = 0; k < cols / 32; ++k) {
+      const double m = pow2[s[r * (cols / 32) + k]];
+      float* o = out.data() + r * cols + 32 * k;
+      if (fp8) {
+        const uint8_t* b = e + r * cols + 32 * k;
+        for (size_t j = 0; j < 32; ++j) {
+          o[j] = static_cast<float>(static_cast<double>(e4m3[b[j]]) * m);
+        }
       } else {
-        const uint8_t b = e[(r * cols + c) / 2];
-        x = DecodeToF32(Format::kE2M1, (c % 2 == 0) ? (b & 0xF) : (b >> 4));
+        const uint8_t* b = e + (r * cols + 32 * k) / 2;
+        for (size_t j = 0; j < 16; ++j) {
+          o[2 * j] = static_cast<float>(static_cast<double>(e2m1[b[j] & 0xF]) * m);
+          o[2 * j + 1] = static_cast<float>(static_cast<double>(e2m1[b[j] >> 4]) * m);
+        }
       }
-      out[r * cols + c] =
-          static_cast<float>(std::ldexp(static_cast<double>(x), code - 127));
     }
   }
   return absl::OkStatus();

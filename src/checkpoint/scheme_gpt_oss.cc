@@ -126,14 +126,20 @@ class GptOss final : public Scheme {
     const uint8_t* blocks = v.Bytes(*v.Find(q.parts[0])).data();
     const uint8_t* scales = v.Bytes(*v.Find(q.parts[1])).data();
     const uint64_t experts = q.shape[0], in = q.shape[1], outs = q.shape[2];
+    const float* e2m1 = E2m1Values();
+    const double* pow2 = E8m0Pow2();
     for (uint64_t e = 0; e < experts; ++e) {
       for (uint64_t o = 0; o < outs; ++o) {
         const uint64_t eo = e * outs + o;
-        for (uint64_t i = 0; i < in; ++i) {
-          const uint8_t b = blocks[eo * (in / 2) + i / 2];
-          const float x = DecodeToF32(Format::kE2M1, (i % 2 == 0) ? (b & 0xF) : (b >> 4));
-          out[(e * in + i) * outs + o] = static_cast<float>(
-              std::ldexp(static_cast<double>(x), scales[eo * (in / 32) + i / 32] - 127));
+        float* col = out.data() + e * in * outs + o;  // element i at col[i * outs]
+        for (uint64_t k = 0; k < in / 32; ++k) {
+          const double m = pow2[scales[eo * (in / 32) + k]];
+          const uint8_t* b = blocks + eo * (in / 2) + 16 * k;
+          for (uint64_t j = 0; j < 16; ++j) {
+            const uint64_t i = 32 * k + 2 * j;
+            col[i * outs] = static_cast<float>(static_cast<double>(e2m1[b[j] & 0xF]) * m);
+            col[(i + 1) * outs] = static_cast<float>(static_cast<double>(e2m1[b[j] >> 4]) * m);
+          }
         }
       }
     }

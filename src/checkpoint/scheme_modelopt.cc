@@ -177,12 +177,21 @@ class ModelOpt final : public Scheme {
     float t;
     std::memcpy(&t, v.Bytes(*v.Find(q.parts[2])).data(), 4);
     const uint64_t rows = q.shape[0], cols = q.shape[1];
+    // Code 0x8 is +0 whatever the scale (a NaN or negative one included).
+    const float* e2m1 = E2m1Values();
+    const float* e4m3 = E4m3Values();
+    const auto value = [e2m1](unsigned code, float d) {
+      return code == 0x8 ? 0.0f : e2m1[code] * d;
+    };
     for (uint64_t r = 0; r < rows; ++r) {
-      for (uint64_t c = 0; c < cols; ++c) {
-        const uint8_t b = e[(r * cols + c) / 2];
-        const float d = DecodeToF32(Format::kE4M3, s[r * (cols / 16) + c / 16]) * t;
-        const uint8_t code = (c % 2 == 0) ? (b & 0xF) : (b >> 4);
-        out[r * cols + c] = code == 0x8 ? 0.0f : DecodeToF32(Format::kE2M1, code) * d;
+      for (uint64_t k = 0; k < cols / 16; ++k) {
+        const float d = e4m3[s[r * (cols / 16) + k]] * t;
+        const uint8_t* b = e + (r * cols + 16 * k) / 2;
+        float* o = out.data() + r * cols + 16 * k;
+        for (size_t j = 0; j < 8; ++j) {
+          o[2 * j] = value(b[j] & 0xFu, d);
+          o[2 * j + 1] = value(b[j] >> 4, d);
+        }
       }
     }
     return absl::OkStatus();

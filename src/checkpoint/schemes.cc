@@ -1,4 +1,5 @@
 // The table of checkpoint export schemes and the scalar helpers they share.
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -82,6 +83,33 @@ float LoadAsF32(Format from, const uint8_t* p, size_t i) {
     return f;
   }
   return DecodeToF32(from, h);
+}
+
+const float* E2m1Values() {
+  static const std::array<float, 16> t = [] {
+    std::array<float, 16> r{};
+    for (uint32_t c = 0; c < 16; ++c) r[c] = DecodeToF32(Format::kE2M1, c);
+    return r;
+  }();
+  return t.data();
+}
+
+const float* E4m3Values() {
+  static const std::array<float, 256> t = [] {
+    std::array<float, 256> r{};
+    for (uint32_t c = 0; c < 256; ++c) r[c] = DecodeToF32(Format::kE4M3, c);
+    return r;
+  }();
+  return t.data();
+}
+
+const double* E8m0Pow2() {
+  static const std::array<double, 256> t = [] {
+    std::array<double, 256> r{};
+    for (int c = 0; c < 256; ++c) r[c] = std::ldexp(1.0, c - 127);
+    return r;
+  }();
+  return t.data();
 }
 
 }  // namespace mxpack::internal

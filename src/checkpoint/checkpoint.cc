@@ -692,8 +692,7 @@ static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
         const absl::Span<float> f(scratch.data(), n);
         absl::StatusOr<const Scheme*> scheme = internal::FindScheme(q.scheme);
         if (!scheme.ok()) return scheme.status();
-        if (absl::Status st = (*scheme)->Dequantize(s->view, q, f);
-            !st.ok()) {
+        if (absl::Status st = (*scheme)->Dequantize(s->view, q, f); !st.ok()) {
           return Prefix(absl::StrCat("tensor '", q.name, "'"), st);
         }
         const Format to = options.to.value_or(Format::kBF16);
@@ -701,19 +700,20 @@ static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
                            : to == Format::kF16 ? StDtype::kF16
                                                 : StDtype::kBF16;
         // Every byte is written below.
-        const absl::Span<uint8_t> bytes(
-            buffers.emplace_back(internal::NewOutputBuffer(n * StDtypeSize(dt), false)).get(),
-            n * StDtypeSize(dt));
+        const size_t out_bytes = n * StDtypeSize(dt);
+        buffers.push_back(internal::NewOutputBuffer(out_bytes, /*zero=*/false));
+        const absl::Span<uint8_t> bytes(buffers.back().get(), out_bytes);
         // The stack's final cast: rn, no saturation (the SIMD ConvertArray
         // equals the scalar reference bit for bit).
         constexpr EncodePolicy kRnNoSat = {Rounding::kRN, Saturation::kNoSat, false,
                                            OverflowTie::kEven};
-        const absl::Span<const uint8_t> fbytes(reinterpret_cast<const uint8_t*>(f.data()),
-                                               4 * n);
+        const absl::Span<const uint8_t> fbytes(
+            reinterpret_cast<const uint8_t*>(f.data()), 4 * n);
         if (dt == StDtype::kF32) {
           std::memcpy(bytes.data(), fbytes.data(), fbytes.size());
-        } else if (absl::Status st = ConvertArray(Format::kF32, to, kRnNoSat, fbytes, bytes,
-                                                  {}, options.impl);
+        } else if (absl::Status st =
+                       ConvertArray(Format::kF32, to, kRnNoSat, fbytes, bytes,
+                                    {}, options.impl);
                    !st.ok()) {
           return st;
         }

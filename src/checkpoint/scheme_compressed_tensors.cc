@@ -288,8 +288,10 @@ absl::Status CompressedTensors::Dequantize(const SafetensorsView& v,
       } else {
         const uint8_t* b = e + (r * cols + 32 * k) / 2;
         for (size_t j = 0; j < 16; ++j) {
-          o[2 * j] = static_cast<float>(static_cast<double>(e2m1[b[j] & 0xF]) * m);
-          o[2 * j + 1] = static_cast<float>(static_cast<double>(e2m1[b[j] >> 4]) * m);
+          o[2 * j] =
+              static_cast<float>(static_cast<double>(e2m1[b[j] & 0xF]) * m);
+          o[2 * j + 1] =
+              static_cast<float>(static_cast<double>(e2m1[b[j] >> 4]) * m);
         }
       }
     }

@@ -131,14 +131,17 @@ class GptOss final : public Scheme {
     for (uint64_t e = 0; e < experts; ++e) {
       for (uint64_t o = 0; o < outs; ++o) {
         const uint64_t eo = e * outs + o;
-        float* col = out.data() + e * in * outs + o;  // element i at col[i * outs]
+        float* col =
+            out.data() + e * in * outs + o;  // element i at col[i * outs]
         for (uint64_t k = 0; k < in / 32; ++k) {
           const double m = pow2[scales[eo * (in / 32) + k]];
           const uint8_t* b = blocks + eo * (in / 2) + 16 * k;
           for (uint64_t j = 0; j < 16; ++j) {
             const uint64_t i = 32 * k + 2 * j;
-            col[i * outs] = static_cast<float>(static_cast<double>(e2m1[b[j] & 0xF]) * m);
-            col[(i + 1) * outs] = static_cast<float>(static_cast<double>(e2m1[b[j] >> 4]) * m);
+            col[i * outs] =
+                static_cast<float>(static_cast<double>(e2m1[b[j] & 0xF]) * m);
+            col[(i + 1) * outs] =
+                static_cast<float>(static_cast<double>(e2m1[b[j] >> 4]) * m);
           }
         }
       }

@@ -8,10 +8,11 @@
 // shards on disk to compressed-tensors NVFP4 or MXFP4 with 2 threads, output
 // written to disk) against BM_MemcpyCheckpoint, a memcpy of the same tensor
 // bytes, and against BM_WriteCheckpointOutput, writing its output files
-// alone. Every benchmark reports input bytes per second, so the ratio of a
-// pair's bytes/s is the figure to quote. BM_QuantizeStackBlocks times the
-// block quantizers behind the compressed-tensors and ModelOpt exports alone
-// (one thread, bf16 weights; bytes read + written, against BM_Memcpy).
+// alone; BM_DequantizeCheckpoint (that export back to bf16 files) against
+// BM_MemcpyCheckpoint too. Every benchmark reports input bytes per second, so
+// the ratio of a pair's bytes/s is the figure to quote. BM_QuantizeStackBlocks
+// times the block quantizers behind the compressed-tensors and ModelOpt exports
+// alone (one thread, bf16 weights; bytes read + written, against BM_Memcpy).
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -343,6 +344,41 @@ void BM_QuantizeCheckpoint(benchmark::State& state) {
   SetCheckpointBytes(state, c);
 }
 BENCHMARK(BM_QuantizeCheckpoint)->Apply(ExportFormats);
+
+// DequantizeCheckpoint of the compressed-tensors export of the same
+// checkpoint (made once, untimed) back to bf16 files on disk: the path of
+// `mxpack dequantize-model` for the serving stacks' schemes. Bytes: the
+// bf16 tensor bytes, as BM_MemcpyCheckpoint's.
+void BM_DequantizeCheckpoint(benchmark::State& state) {
+  const CheckpointDir& c = BigCheckpointDir();
+  const std::string quantized = c.dir + "/dequantize-in",
+                    out = c.dir + "/dequantize-out";
+  std::error_code ec;
+  std::filesystem::remove_all(quantized, ec);
+  absl::StatusOr<CheckpointReport> q =
+      QuantizeCheckpoint(c.dir + "/model", quantized, ExportOptions(state));
+  if (!q.ok()) {
+    state.SkipWithError(std::string(q.status().message()).c_str());
+    return;
+  }
+  DequantizeModelOptions o;
+  o.threads = 2;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::filesystem::remove_all(out, ec);
+    state.ResumeTiming();
+    absl::StatusOr<CheckpointReport> r =
+        DequantizeCheckpoint(quantized, out, o);
+    if (!r.ok()) {
+      state.SkipWithError(std::string(r.status().message()).c_str());
+      return;
+    }
+  }
+  std::filesystem::remove_all(out, ec);
+  std::filesystem::remove_all(quantized, ec);
+  SetCheckpointBytes(state, c);
+}
+BENCHMARK(BM_DequantizeCheckpoint)->Apply(ExportFormats);
 
 // The disk's share of BM_QuantizeCheckpoint: the files one QuantizeCheckpoint
 // run of the same format writes (made once, untimed, held in memory), written

@@ -73,6 +73,7 @@ MODEL_BASELINES = {
     'BM_DequantizeModel': 'BM_MemcpyModel',
     'BM_QuantizeCheckpoint': 'BM_MemcpyCheckpoint',
     'BM_ExportCheckpoint': 'BM_MemcpyCheckpoint',
+    'BM_DequantizeCheckpoint': 'BM_MemcpyCheckpoint',
 }
 
 
@@ -184,7 +185,8 @@ def markdown(run, kernels, models, memcpy, model_memcpy, command, peers):
                 'format), `BM_QuantizeModelErrorStats` (the same with error statistics) '
                 'and `BM_DequantizeModel` (back to f32) against `BM_MemcpyModel`; '
                 '`BM_QuantizeCheckpoint` (sharded bf16 files on disk to a '
-                'compressed-tensors checkpoint on disk; `nvfp4:0` is MXFP4) against '
+                'compressed-tensors checkpoint on disk; `nvfp4:0` is MXFP4) and '
+                '`BM_DequantizeCheckpoint` (that checkpoint back to bf16 files) against '
                 f'`BM_MemcpyCheckpoint`. Floor {MODEL_FLOOR}x ({STATS_FLOOR}x with error '
                 'statistics). The checkpoint export writes its output with fsync; '
                 '"x disk write" reads it against `BM_WriteCheckpointOutput`, which '

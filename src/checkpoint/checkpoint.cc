@@ -625,7 +625,8 @@ static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
   rep.input_shards = src->shards;
   rep.copied_files = src->other_files;
   std::map<std::string, std::string> weight_map;
-  // The f32 values of one tensor at a time, reused (faulted in once).
+  // The f32 values of one tensor at a time before a bf16 / f16 cast, reused
+  // (faulted in once).
   std::vector<float> scratch;
   for (const std::string& shard : src->shards) {
     absl::StatusOr<OpenShard> s = Open(*src, shard);
@@ -688,13 +689,6 @@ static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
         const internal::FoundQuantized& q = *it->second;
         uint64_t n = 1;
         for (uint64_t d : q.shape) n *= d;
-        if (scratch.size() < n) scratch.resize(n);
-        const absl::Span<float> f(scratch.data(), n);
-        absl::StatusOr<const Scheme*> scheme = internal::FindScheme(q.scheme);
-        if (!scheme.ok()) return scheme.status();
-        if (absl::Status st = (*scheme)->Dequantize(s->view, q, f); !st.ok()) {
-          return Prefix(absl::StrCat("tensor '", q.name, "'"), st);
-        }
         const Format to = options.to.value_or(Format::kBF16);
         const StDtype dt = to == Format::kF32    ? StDtype::kF32
                            : to == Format::kF16 ? StDtype::kF16
@@ -703,19 +697,29 @@ static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
         const size_t out_bytes = n * StDtypeSize(dt);
         buffers.push_back(internal::NewOutputBuffer(out_bytes, /*zero=*/false));
         const absl::Span<uint8_t> bytes(buffers.back().get(), out_bytes);
+        // The f32 values: the output itself for f32, else the scratch.
+        if (dt != StDtype::kF32 && scratch.size() < n) scratch.resize(n);
+        const absl::Span<float> f(dt == StDtype::kF32
+                                      ? reinterpret_cast<float*>(bytes.data())
+                                      : scratch.data(),
+                                  n);
+        absl::StatusOr<const Scheme*> scheme = internal::FindScheme(q.scheme);
+        if (!scheme.ok()) return scheme.status();
+        if (absl::Status st = (*scheme)->Dequantize(s->view, q, f); !st.ok()) {
+          return Prefix(absl::StrCat("tensor '", q.name, "'"), st);
+        }
         // The stack's final cast: rn, no saturation (the SIMD ConvertArray
         // equals the scalar reference bit for bit).
         constexpr EncodePolicy kRnNoSat = {Rounding::kRN, Saturation::kNoSat, false,
                                            OverflowTie::kEven};
-        const absl::Span<const uint8_t> fbytes(
-            reinterpret_cast<const uint8_t*>(f.data()), 4 * n);
-        if (dt == StDtype::kF32) {
-          std::memcpy(bytes.data(), fbytes.data(), fbytes.size());
-        } else if (absl::Status st =
-                       ConvertArray(Format::kF32, to, kRnNoSat, fbytes, bytes,
-                                    {}, options.impl);
-                   !st.ok()) {
-          return st;
+        if (dt != StDtype::kF32) {
+          const absl::Span<const uint8_t> fbytes(
+              reinterpret_cast<const uint8_t*>(f.data()), 4 * n);
+          if (absl::Status st = ConvertArray(Format::kF32, to, kRnNoSat, fbytes,
+                                             bytes, {}, options.impl);
+              !st.ok()) {
+            return st;
+          }
         }
         tensors.push_back({q.name, dt, q.shape, bytes});
         pt.name = q.name;

@@ -85,21 +85,25 @@ float LoadAsF32(Format from, const uint8_t* p, size_t i) {
   return DecodeToF32(from, h);
 }
 
+namespace {
+
+// DecodeToF32 of the codes 0..N-1 of `f`.
+template <size_t N>
+std::array<float, N> DecodedValues(Format f) {
+  std::array<float, N> r{};
+  for (uint32_t c = 0; c < N; ++c) r[c] = DecodeToF32(f, c);
+  return r;
+}
+
+}  // namespace
+
 const float* E2m1Values() {
-  static const std::array<float, 16> t = [] {
-    std::array<float, 16> r{};
-    for (uint32_t c = 0; c < 16; ++c) r[c] = DecodeToF32(Format::kE2M1, c);
-    return r;
-  }();
+  static const std::array<float, 16> t = DecodedValues<16>(Format::kE2M1);
   return t.data();
 }
 
 const float* E4m3Values() {
-  static const std::array<float, 256> t = [] {
-    std::array<float, 256> r{};
-    for (uint32_t c = 0; c < 256; ++c) r[c] = DecodeToF32(Format::kE4M3, c);
-    return r;
-  }();
+  static const std::array<float, 256> t = DecodedValues<256>(Format::kE4M3);
   return t.data();
 }
 

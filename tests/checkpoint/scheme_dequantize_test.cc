@@ -30,8 +30,9 @@ struct File {
   void Add(const std::string& name, StDtype dtype, std::vector<uint64_t> shape,
            std::vector<uint8_t> b) {
     data.push_back(std::move(b));
-    tensors.push_back({name, dtype, std::move(shape), data.back()});
+    tensors.push_back({name, dtype, std::move(shape), {}});
   }
+  // The data spans are set here, once `data` no longer grows.
   void Finish() {
     for (size_t i = 0; i < tensors.size(); ++i) tensors[i].data = data[i];
     bytes = *SerializeSafetensors(tensors, {});
@@ -57,6 +58,18 @@ uint8_t Nibble(const uint8_t* packed, uint64_t i) {
 
 float Pow2Times(float x, int code) {
   return static_cast<float>(std::ldexp(static_cast<double>(x), code - 127));
+}
+
+// An NVFP4 tensor of random bytes, [rows, cols]: `packed` (U8, two codes per
+// byte), `scale` (F8_E4M3, one per 16) and the f32 scalar `second` = v.
+void AddRandomNvfp4(File& f, std::mt19937& rng, uint64_t rows, uint64_t cols,
+                    const std::string& packed, const std::string& scale,
+                    const std::string& second, float v) {
+  f.Add(packed, StDtype::kU8, {rows, cols / 2}, Random(rng, rows * cols / 2));
+  f.Add(scale, StDtype::kF8E4M3, {rows, cols / 16},
+        Random(rng, rows * cols / 16));
+  f.Add(second, StDtype::kF32, {1}, F32Bytes({v}));
+  f.Finish();
 }
 
 // Dequantizes the one quantized tensor of `f` and compares every element's
@@ -90,12 +103,8 @@ TEST(SchemeDequantize, CompressedTensorsNvfp4) {
   for (float g : {1.0f, 2688.0f / 0.03f, 3.0e-30f, 7.0e35f}) {
     const uint64_t rows = 6, cols = 64;
     File f;
-    f.Add("l.weight_packed", StDtype::kU8, {rows, cols / 2},
-          Random(rng, rows * cols / 2));
-    f.Add("l.weight_scale", StDtype::kF8E4M3, {rows, cols / 16},
-          Random(rng, rows * cols / 16));
-    f.Add("l.weight_global_scale", StDtype::kF32, {1}, F32Bytes({g}));
-    f.Finish();
+    AddRandomNvfp4(f, rng, rows, cols, "l.weight_packed", "l.weight_scale",
+                   "l.weight_global_scale", g);
     const uint8_t* e = f.data[0].data();
     const uint8_t* s = f.data[1].data();
     Check(
@@ -143,12 +152,8 @@ TEST(SchemeDequantize, ModelOptNvfp4) {
   for (float t : {1.0f, 0.03f / 2688.0f, 1.0e-38f, 3.0e34f}) {
     const uint64_t rows = 5, cols = 48;
     File f;
-    f.Add("l.weight", StDtype::kU8, {rows, cols / 2},
-          Random(rng, rows * cols / 2));
-    f.Add("l.weight_scale", StDtype::kF8E4M3, {rows, cols / 16},
-          Random(rng, rows * cols / 16));
-    f.Add("l.weight_scale_2", StDtype::kF32, {1}, F32Bytes({t}));
-    f.Finish();
+    AddRandomNvfp4(f, rng, rows, cols, "l.weight", "l.weight_scale",
+                   "l.weight_scale_2", t);
     const uint8_t* e = f.data[0].data();
     const uint8_t* s = f.data[1].data();
     Check(

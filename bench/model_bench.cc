@@ -324,6 +324,19 @@ void ExportFormats(benchmark::internal::Benchmark* b) {
       ->Iterations(1);
 }
 
+// The export of the big checkpoint into `dir` (replaced), untimed set-up of
+// the benchmarks that read it; false (the benchmark skipped with the error)
+// if it failed.
+bool ExportOnce(benchmark::State& state, const CheckpointDir& c,
+                const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  absl::StatusOr<CheckpointReport> r =
+      QuantizeCheckpoint(c.dir + "/model", dir, ExportOptions(state));
+  if (!r.ok()) state.SkipWithError(std::string(r.status().message()).c_str());
+  return r.ok();
+}
+
 void BM_QuantizeCheckpoint(benchmark::State& state) {
   const CheckpointDir& c = BigCheckpointDir();
   const CheckpointOptions o = ExportOptions(state);
@@ -353,14 +366,8 @@ void BM_DequantizeCheckpoint(benchmark::State& state) {
   const CheckpointDir& c = BigCheckpointDir();
   const std::string quantized = c.dir + "/dequantize-in",
                     out = c.dir + "/dequantize-out";
+  if (!ExportOnce(state, c, quantized)) return;
   std::error_code ec;
-  std::filesystem::remove_all(quantized, ec);
-  absl::StatusOr<CheckpointReport> q =
-      QuantizeCheckpoint(c.dir + "/model", quantized, ExportOptions(state));
-  if (!q.ok()) {
-    state.SkipWithError(std::string(q.status().message()).c_str());
-    return;
-  }
   DequantizeModelOptions o;
   o.threads = 2;
   for (auto _ : state) {
@@ -390,16 +397,9 @@ BENCHMARK(BM_DequantizeCheckpoint)->Apply(ExportFormats);
 // nothing else.
 void BM_WriteCheckpointOutput(benchmark::State& state) {
   const CheckpointDir& c = BigCheckpointDir();
-  const CheckpointOptions o = ExportOptions(state);
   const std::string ref = c.dir + "/write-ref", out = c.dir + "/write-out";
+  if (!ExportOnce(state, c, ref)) return;
   std::error_code ec;
-  std::filesystem::remove_all(ref, ec);
-  absl::StatusOr<CheckpointReport> r =
-      QuantizeCheckpoint(c.dir + "/model", ref, o);
-  if (!r.ok()) {
-    state.SkipWithError(std::string(r.status().message()).c_str());
-    return;
-  }
   // Each file's bytes in a 4 KiB-aligned buffer rounded up to whole 4 KiB
   // blocks, for direct writes (as the export's writer does where the file
   // system takes them; buffered writes here otherwise).

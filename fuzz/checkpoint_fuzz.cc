@@ -72,7 +72,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (n > kMaxElements) continue;
     absl::StatusOr<const internal::Scheme*> s = internal::FindScheme(q.scheme);
     if (!s.ok()) std::abort();
-    (void)(*s)->Dequantize(*v, q, absl::MakeSpan(buffer->data(), n));
+    (void)(*s)->Dequantize(*v, q, 0, absl::MakeSpan(buffer->data(), n));
   }
   return 0;
 }

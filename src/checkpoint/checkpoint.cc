@@ -4,12 +4,15 @@
 // bytes to a writer thread that writes the output shards into the staged
 // output; copy the directory's other files, commit.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -322,6 +325,77 @@ size_t OutputBytes(const PlannedTensor& t) {
   return total;
 }
 
+// Dequantizes found tensor `q` of `view` into `out`, its elements as `to`
+// (f32, bf16 or f16), on the pool: chunks of whole rows, each dequantized
+// by the scheme into a per-worker f32 scratch of about 64 KiB (f32 output:
+// in place) and cast with the stacks' final cast, rn without saturation
+// (the SIMD ConvertArray equals the scalar reference bit for bit).
+absl::Status DequantizeFound(const internal::Scheme& scheme,
+                             const SafetensorsView& view,
+                             const internal::FoundQuantized& q, Format to,
+                             Impl impl, internal::ThreadPool& pool,
+                             absl::Span<uint8_t> out) {
+  const uint64_t rows = internal::FoundRows(q);
+  if (rows == 0) return absl::OkStatus();
+  const uint64_t cols = q.shape.back();
+  const size_t esize = to == Format::kF32 ? 4 : 2;
+  if (out.size() != rows * cols * esize)
+    return absl::InternalError("dequantize: output size");
+  constexpr uint64_t kChunkElements = 16384;
+  const uint64_t grain = std::max<uint64_t>(1, scheme.DequantizeRowGrain());
+  const uint64_t chunk_rows =
+      (std::max<uint64_t>(1, kChunkElements / cols) + grain - 1) / grain *
+      grain;
+  const size_t chunks =
+      static_cast<size_t>((rows + chunk_rows - 1) / chunk_rows);
+  const size_t workers = std::min(pool.size(), chunks);
+  // f32 written in place where the output is 4-byte aligned (its file
+  // offset modulo 4096 decides; storage order puts f32 tensors first).
+  const bool in_place =
+      to == Format::kF32 &&
+      reinterpret_cast<uintptr_t>(out.data()) % alignof(float) == 0;
+  std::vector<std::vector<float>> scratch(workers);
+  std::vector<absl::Status> status(workers);
+  std::atomic<size_t> next{0};
+  constexpr EncodePolicy kRnNoSat = {Rounding::kRN, Saturation::kNoSat, false,
+                                     OverflowTie::kEven};
+  pool.ParallelFor(workers, [&](size_t w) {
+    for (size_t c = next.fetch_add(1); c < chunks; c = next.fetch_add(1)) {
+      const uint64_t r0 = c * chunk_rows;
+      const size_t m =
+          static_cast<size_t>(std::min(chunk_rows, rows - r0) * cols);
+      uint8_t* dst = out.data() + r0 * cols * esize;
+      float* f;
+      if (in_place) {
+        f = reinterpret_cast<float*>(dst);
+      } else {
+        if (scratch[w].size() < m) scratch[w].resize(m);
+        f = scratch[w].data();
+      }
+      absl::Status st = scheme.Dequantize(view, q, r0, absl::MakeSpan(f, m));
+      if (st.ok() && !in_place) {
+        if (to == Format::kF32) {
+          std::memcpy(dst, f, 4 * m);
+        } else {
+          st = ConvertArray(
+              Format::kF32, to, kRnNoSat,
+              absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(f), 4 * m),
+              absl::MakeSpan(dst, esize * m), {}, impl);
+        }
+      }
+      if (!st.ok()) {
+        status[w] = st;
+        next.store(chunks);  // the other workers stop after their chunk
+        return;
+      }
+    }
+  });
+  for (const absl::Status& st : status) {
+    if (!st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 static absl::StatusOr<CheckpointReport> QuantizeCheckpointInDefaultEnv(
@@ -625,29 +699,36 @@ static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
   rep.input_shards = src->shards;
   rep.copied_files = src->other_files;
   std::map<std::string, std::string> weight_map;
-  // The f32 values of one tensor at a time before a bf16 / f16 cast, reused
-  // (faulted in once).
-  std::vector<float> scratch;
+  // A serving stack's checkpoint streams as the export does: its file is
+  // opened with its header first (every output's dtype and size are known
+  // from the found tensors), each dequantized tensor goes to the writer
+  // thread as soon as the pool has computed it, from at most three reused
+  // buffers, each placed at its file offset modulo the direct-write block.
+  // mxpack records (DequantizeModel) are written a shard at a time.
+  constexpr size_t kBlock = OutputFile::kDirectAlign;
+  const Format to = options.to.value_or(Format::kBF16);
+  const StDtype to_dtype = to == Format::kF32   ? StDtype::kF32
+                           : to == Format::kF16 ? StDtype::kF16
+                                                : StDtype::kBF16;
+  std::optional<internal::ThreadPool> pool;
+  internal::BufferRecycler recycler(3);
+  // Destroyed first on an error return: it stops and removes its
+  // uncommitted files before the recycler and the staged output go.
+  internal::ShardWriter writer;
   for (const std::string& shard : src->shards) {
     absl::StatusOr<OpenShard> s = Open(*src, shard);
     if (!s.ok()) return s.status();
     const std::string out_shard = src->dir.empty() ? out_path : shard;
     const std::string path = file_out ? dir : dir + "/" + shard;
     rep.output_shards.push_back(out_shard);
+    rep.in_bytes += s->view.data.size();
     absl::StatusOr<std::vector<QuantizedTensorInfo>> records =
         ListQuantizedTensors(s->view);
     if (!records.ok()) return Prefix(src->ShardPath(shard), records.status());
-    std::vector<StTensorOut> tensors;
-    std::map<std::string, std::string> metadata;
-    std::vector<std::unique_ptr<uint8_t[]>> buffers;
-    std::optional<ModelOutput> native;
     if (!records->empty()) {
       absl::StatusOr<ModelOutput> d = DequantizeModel(s->view, options);
       if (!d.ok()) return Prefix(src->ShardPath(shard), d.status());
-      native = *std::move(d);
-      tensors = native->tensors;
-      metadata = native->metadata;
-      for (const TensorReport& tr : native->report.tensors) {
+      for (const TensorReport& tr : d->report.tensors) {
         PlannedTensor pt;
         pt.name = tr.name;
         pt.shard = shard;
@@ -659,85 +740,103 @@ static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
         pt.out_shard = out_shard;
         rep.tensors.push_back(pt);
       }
-    } else {
-      metadata = s->view.metadata;
-      const std::vector<internal::FoundQuantized> found =
-          internal::FindQuantized(s->view);
-      std::map<std::string, const internal::FoundQuantized*> first;
-      std::set<std::string> consumed;
-      for (const internal::FoundQuantized& q : found) {
-        first[q.parts[0]] = &q;
-        consumed.insert(q.parts.begin(), q.parts.end());
+      for (const StTensorOut& t : d->tensors) {
+        weight_map[t.name] = out_shard;
+        rep.out_bytes += t.data.size();
       }
-      buffers.reserve(found.size());
-      for (const StTensorInfo& t : s->view.tensors) {
-        PlannedTensor pt;
-        pt.shard = shard;
-        pt.out_shard = out_shard;
-        auto it = first.find(t.name);
-        if (it == first.end()) {
-          if (consumed.count(t.name)) continue;
-          tensors.push_back({t.name, t.dtype, t.shape, s->view.Bytes(t)});
-          pt.name = t.name;
-          pt.dtype = t.dtype;
-          pt.shape = t.shape;
-          pt.bytes = t.num_bytes();
-          pt.reason = "copied";
-          rep.tensors.push_back(pt);
-          continue;
-        }
-        const internal::FoundQuantized& q = *it->second;
-        uint64_t n = 1;
-        for (uint64_t d : q.shape) n *= d;
-        const Format to = options.to.value_or(Format::kBF16);
-        const StDtype dt = to == Format::kF32    ? StDtype::kF32
-                           : to == Format::kF16 ? StDtype::kF16
-                                                : StDtype::kBF16;
-        // Every byte is written below.
-        const size_t out_bytes = n * StDtypeSize(dt);
-        buffers.push_back(internal::NewOutputBuffer(out_bytes, /*zero=*/false));
-        const absl::Span<uint8_t> bytes(buffers.back().get(), out_bytes);
-        // The f32 values: the output itself for f32, else the scratch.
-        if (dt != StDtype::kF32 && scratch.size() < n) scratch.resize(n);
-        const absl::Span<float> f(dt == StDtype::kF32
-                                      ? reinterpret_cast<float*>(bytes.data())
-                                      : scratch.data(),
-                                  n);
-        absl::StatusOr<const Scheme*> scheme = internal::FindScheme(q.scheme);
-        if (!scheme.ok()) return scheme.status();
-        if (absl::Status st = (*scheme)->Dequantize(s->view, q, f); !st.ok()) {
-          return Prefix(absl::StrCat("tensor '", q.name, "'"), st);
-        }
-        // The stack's final cast: rn, no saturation (the SIMD ConvertArray
-        // equals the scalar reference bit for bit).
-        constexpr EncodePolicy kRnNoSat = {Rounding::kRN, Saturation::kNoSat, false,
-                                           OverflowTie::kEven};
-        if (dt != StDtype::kF32) {
-          const absl::Span<const uint8_t> fbytes(
-              reinterpret_cast<const uint8_t*>(f.data()), 4 * n);
-          if (absl::Status st = ConvertArray(Format::kF32, to, kRnNoSat, fbytes,
-                                             bytes, {}, options.impl);
-              !st.ok()) {
-            return st;
-          }
-        }
-        tensors.push_back({q.name, dt, q.shape, bytes});
-        pt.name = q.name;
-        pt.dtype = dt;
-        pt.shape = q.shape;
-        pt.bytes = bytes.size();
-        pt.quantized = true;
-        pt.reason = absl::StrCat(q.scheme, " ", q.format);
+      if (absl::Status st = WriteSafetensors(path, d->tensors, d->metadata);
+          !st.ok()) {
+        return st;
+      }
+      continue;
+    }
+    const std::vector<internal::FoundQuantized> found =
+        internal::FindQuantized(s->view);
+    std::map<std::string, const internal::FoundQuantized*> first;
+    std::set<std::string> consumed;
+    for (const internal::FoundQuantized& q : found) {
+      first[q.parts[0]] = &q;
+      consumed.insert(q.parts.begin(), q.parts.end());
+    }
+    // The file's tensors in input order, each found tensor where its first
+    // part was (dequantized ones by size alone until their bytes exist),
+    // with the found tensor behind each entry (null: copied).
+    std::vector<StTensorOut> layout;
+    std::vector<const internal::FoundQuantized*> from;
+    std::vector<const internal::Scheme*> schemes;
+    size_t lease_bytes = 0;
+    for (const StTensorInfo& t : s->view.tensors) {
+      PlannedTensor pt;
+      pt.shard = shard;
+      pt.out_shard = out_shard;
+      auto it = first.find(t.name);
+      if (it == first.end()) {
+        if (consumed.count(t.name)) continue;
+        layout.push_back({t.name, t.dtype, t.shape, s->view.Bytes(t)});
+        from.push_back(nullptr);
+        schemes.push_back(nullptr);
+        pt.name = t.name;
+        pt.dtype = t.dtype;
+        pt.shape = t.shape;
+        pt.bytes = t.num_bytes();
+        pt.reason = "copied";
         rep.tensors.push_back(pt);
+        continue;
       }
+      const internal::FoundQuantized& q = *it->second;
+      absl::StatusOr<const internal::Scheme*> scheme =
+          internal::FindScheme(q.scheme);
+      if (!scheme.ok()) return scheme.status();
+      uint64_t n = 1;
+      for (uint64_t d : q.shape) n *= d;
+      const size_t out_bytes = n * StDtypeSize(to_dtype);
+      layout.push_back({q.name, to_dtype, q.shape,
+                        absl::Span<const uint8_t>(nullptr, out_bytes)});
+      from.push_back(&q);
+      schemes.push_back(*scheme);
+      lease_bytes = std::max(lease_bytes, out_bytes + kBlock);
+      pt.name = q.name;
+      pt.dtype = to_dtype;
+      pt.shape = q.shape;
+      pt.bytes = out_bytes;
+      pt.quantized = true;
+      pt.reason = absl::StrCat(q.scheme, " ", q.format);
+      rep.tensors.push_back(pt);
     }
-    for (const StTensorOut& t : tensors) {
-      weight_map[t.name] = out_shard;
-      rep.out_bytes += t.data.size();
+    const std::vector<uint64_t> offsets =
+        internal::SafetensorsDataOffsets(layout);
+    absl::StatusOr<std::string> header =
+        SafetensorsHeader(layout, s->view.metadata);
+    if (!header.ok()) return header.status();
+    const uint64_t data_start = header->size();
+    const size_t file = writer.Open(path, *std::move(header));
+    if (!found.empty() && !pool.has_value()) pool.emplace(options.threads);
+    for (size_t j = 0; j < layout.size(); ++j) {
+      weight_map[layout[j].name] = out_shard;
+      rep.out_bytes += layout[j].data.size();
+      if (from[j] == nullptr) {
+        writer.Write(file, offsets[j], layout[j].data, s->file);
+        continue;
+      }
+      const internal::FoundQuantized& q = *from[j];
+      std::shared_ptr<uint8_t> buffer = recycler.Acquire(lease_bytes);
+      const uintptr_t base = reinterpret_cast<uintptr_t>(buffer.get());
+      const absl::Span<uint8_t> bytes(
+          buffer.get() + (data_start + offsets[j] - base) % kBlock,
+          layout[j].data.size());
+      if (absl::Status st = DequantizeFound(*schemes[j], s->view, q, to,
+                                            options.impl, *pool, bytes);
+          !st.ok()) {
+        return Prefix(absl::StrCat("tensor '", q.name, "'"), st);
+      }
+      writer.Write(file, offsets[j], bytes, std::move(buffer));
+      if (absl::Status st = writer.status(); !st.ok()) return st;
     }
-    rep.in_bytes += s->view.data.size();
-    if (absl::Status st = WriteSafetensors(path, tensors, metadata); !st.ok()) return st;
+    writer.Commit(file);
+    // The mapping stays alive in the writes that still need it.
+    writer.Release(std::move(s->file));
   }
+  if (absl::Status st = writer.Finish(); !st.ok()) return st;
   for (const PlannedTensor& t : rep.tensors) rep.quantized_tensors += t.quantized;
   if (!file_out && !src->dir.empty()) {
     if (!src->weight_map.empty()) {

@@ -103,13 +103,27 @@ class Scheme {
     return {};
   }
   // The f32 value of a found tensor as the stack's own dequantizer computes
-  // it before its final cast (out: every element of q.shape).
+  // it before its final cast, rows [first_row, first_row + out.size() /
+  // cols) of it (a row: one run of the last dimension, cols = q.shape.back();
+  // out.size() a whole number of rows). Any split of the rows gives the
+  // values of the whole, so callers may dequantize row ranges in parallel.
   virtual absl::Status Dequantize(const SafetensorsView& /*v*/,
                                   const FoundQuantized& /*q*/,
+                                  uint64_t /*first_row*/,
                                   absl::Span<float> /*out*/) const {
     return absl::UnimplementedError("dequantize");
   }
+  // Row ranges that start at a multiple of this many rows (and span a
+  // multiple of it) are the fastest to dequantize; any range is correct.
+  virtual uint64_t DequantizeRowGrain() const { return 1; }
 };
+
+// The rows of a found tensor (its elements over its last dimension; 0 for
+// an empty one) and whether [first_row, first_row + out_elements / cols)
+// is a whole-row range inside it, for Scheme::Dequantize.
+uint64_t FoundRows(const FoundQuantized& q);
+absl::Status CheckRowRange(const FoundQuantized& q, uint64_t first_row,
+                           size_t out_elements);
 
 // The table.
 const std::vector<const Scheme*>& Schemes();
@@ -144,6 +158,12 @@ float LoadAsF32(Format from, const uint8_t* p, size_t i);
 const float* E2m1Values();
 const float* E4m3Values();
 const double* E8m0Pow2();
+// o[j] = f32(std::ldexp(double(o[j]), c - 127)) for j < n (an MX block
+// scaled by E8M0 code c). For c < 255 one f32 multiply by 2^(c - 127) (an
+// f32, subnormal for c = 0), whose exact product rounded once is the same
+// value; c = 255 (2^128, no f32) multiplies in f64. Needs DAZ off (the
+// library's environment).
+void ScaleByE8m0(float* o, size_t n, uint8_t c);
 
 }  // namespace mxpack::internal
 

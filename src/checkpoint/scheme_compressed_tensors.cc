@@ -171,6 +171,7 @@ class CompressedTensors final : public Scheme {
 
   std::vector<FoundQuantized> Find(const SafetensorsView& v) const override;
   absl::Status Dequantize(const SafetensorsView& v, const FoundQuantized& q,
+                          uint64_t first_row,
                           absl::Span<float> out) const override;
 };
 
@@ -228,18 +229,21 @@ std::vector<FoundQuantized> CompressedTensors::Find(const SafetensorsView& v) co
 }
 
 absl::Status CompressedTensors::Dequantize(const SafetensorsView& v,
-                                          const FoundQuantized& q,
-                                          absl::Span<float> out) const {
+                                           const FoundQuantized& q,
+                                           uint64_t first_row,
+                                           absl::Span<float> out) const {
+  if (absl::Status st = CheckRowRange(q, first_row, out.size()); !st.ok())
+    return st;
+  if (out.empty()) return absl::OkStatus();
   const StTensorInfo* el = v.Find(q.parts[0]);
   const StTensorInfo* sc = v.Find(q.parts[1]);
   const uint64_t cols = q.shape.back();
-  uint64_t n = 1;
-  for (uint64_t d : q.shape) n *= d;
-  if (out.size() != n) return absl::InternalError("dequantize: output size");
-  const uint64_t rows = n / cols;
+  const uint64_t rows = FoundRows(q);
+  const uint64_t end_row = first_row + out.size() / cols;
   const uint64_t rows_per_expert = q.shape[q.shape.size() - 2];
   const uint8_t* e = v.Bytes(*el).data();
   const uint8_t* s = v.Bytes(*sc).data();
+  const float* e2m1 = E2m1Values();
   if (q.format == "nvfp4") {
     const StTensorInfo* gt = v.Find(q.parts[2]);
     const uint64_t experts = gt->num_elements();
@@ -249,18 +253,17 @@ absl::Status CompressedTensors::Dequantize(const SafetensorsView& v,
           "tensor '%s': global scale has %d elements for %d rows", gt->name, experts,
           rows));
     }
-    std::vector<float> gs(experts);
-    std::memcpy(gs.data(), v.Bytes(*gt).data(), 4 * experts);
+    const uint8_t* gs = v.Bytes(*gt).data();
     // decompress: unpacked e2m1 * f32(float(scale) / global_scale), in f32,
     // one block of 16 (8 bytes, low nibble first) per scale.
-    const float* e2m1 = E2m1Values();
     const float* e4m3 = E4m3Values();
-    for (uint64_t r = 0; r < rows; ++r) {
-      const float g = gs[experts == 1 ? 0 : r / rows_per_expert];
+    for (uint64_t r = first_row; r < end_row; ++r) {
+      float g;
+      std::memcpy(&g, gs + 4 * (experts == 1 ? 0 : r / rows_per_expert), 4);
       for (uint64_t k = 0; k < cols / 16; ++k) {
         const float d = e4m3[s[r * (cols / 16) + k]] / g;
         const uint8_t* b = e + (r * cols + 16 * k) / 2;
-        float* o = out.data() + r * cols + 16 * k;
+        float* o = out.data() + (r - first_row) * cols + 16 * k;
         for (size_t j = 0; j < 8; ++j) {
           o[2 * j] = e2m1[b[j] & 0xF] * d;
           o[2 * j + 1] = e2m1[b[j] >> 4] * d;
@@ -272,28 +275,22 @@ absl::Status CompressedTensors::Dequantize(const SafetensorsView& v,
   // MX: element * 2^(code - 127) (in bf16 by decompress_mx_scale; the product
   // is exact in f32 and rounds once to the output dtype), one block of 32
   // per scale.
-  const float* e2m1 = E2m1Values();
   const float* e4m3 = E4m3Values();
-  const double* pow2 = E8m0Pow2();
   const bool fp8 = q.format == "mxfp8";
-  for (uint64_t r = 0; r < rows; ++r) {
+  for (uint64_t r = first_row; r < end_row; ++r) {
     for (uint64_t k = 0; k < cols / 32; ++k) {
-      const double m = pow2[s[r * (cols / 32) + k]];
-      float* o = out.data() + r * cols + 32 * k;
+      float* o = out.data() + (r - first_row) * cols + 32 * k;
       if (fp8) {
         const uint8_t* b = e + r * cols + 32 * k;
-        for (size_t j = 0; j < 32; ++j) {
-          o[j] = static_cast<float>(static_cast<double>(e4m3[b[j]]) * m);
-        }
+        for (size_t j = 0; j < 32; ++j) o[j] = e4m3[b[j]];
       } else {
         const uint8_t* b = e + (r * cols + 32 * k) / 2;
         for (size_t j = 0; j < 16; ++j) {
-          o[2 * j] =
-              static_cast<float>(static_cast<double>(e2m1[b[j] & 0xF]) * m);
-          o[2 * j + 1] =
-              static_cast<float>(static_cast<double>(e2m1[b[j] >> 4]) * m);
+          o[2 * j] = e2m1[b[j] & 0xF];
+          o[2 * j + 1] = e2m1[b[j] >> 4];
         }
       }
+      ScaleByE8m0(o, 32, s[r * (cols / 32) + k]);
     }
   }
   return absl::OkStatus();

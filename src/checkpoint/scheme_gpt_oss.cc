@@ -122,32 +122,43 @@ class GptOss final : public Scheme {
   // convert_moe_packed_tensors: lut[nibble] * 2^(code - 127), transposed back
   // to [E, in, out].
   absl::Status Dequantize(const SafetensorsView& v, const FoundQuantized& q,
+                          uint64_t first_row,
                           absl::Span<float> out) const override {
+    if (absl::Status st = CheckRowRange(q, first_row, out.size()); !st.ok())
+      return st;
+    if (out.empty()) return absl::OkStatus();
     const uint8_t* blocks = v.Bytes(*v.Find(q.parts[0])).data();
     const uint8_t* scales = v.Bytes(*v.Find(q.parts[1])).data();
-    const uint64_t experts = q.shape[0], in = q.shape[1], outs = q.shape[2];
+    const uint64_t in = q.shape[1], outs = q.shape[2];
+    const uint64_t end_row = first_row + out.size() / outs;
     const float* e2m1 = E2m1Values();
-    const double* pow2 = E8m0Pow2();
-    for (uint64_t e = 0; e < experts; ++e) {
+    // Output row R = e * in + i holds input element i of every output
+    // feature o: code i of block row (e, o), in the 32-element block i / 32.
+    // Per block, the rows of the range that it covers: one scale and 16
+    // bytes read, up to 32 outputs written a row apart.
+    float vals[32];
+    for (uint64_t r = first_row; r < end_row;) {
+      const uint64_t e = r / in, i0 = r % in;
+      const uint64_t g = i0 / 32;
+      const uint64_t i1 = std::min<uint64_t>(32 * g + 32, i0 + (end_row - r));
+      float* row0 = out.data() + (r - first_row) * outs;
       for (uint64_t o = 0; o < outs; ++o) {
         const uint64_t eo = e * outs + o;
-        float* col =
-            out.data() + e * in * outs + o;  // element i at col[i * outs]
-        for (uint64_t k = 0; k < in / 32; ++k) {
-          const double m = pow2[scales[eo * (in / 32) + k]];
-          const uint8_t* b = blocks + eo * (in / 2) + 16 * k;
-          for (uint64_t j = 0; j < 16; ++j) {
-            const uint64_t i = 32 * k + 2 * j;
-            col[i * outs] =
-                static_cast<float>(static_cast<double>(e2m1[b[j] & 0xF]) * m);
-            col[(i + 1) * outs] =
-                static_cast<float>(static_cast<double>(e2m1[b[j] >> 4]) * m);
-          }
+        const uint8_t* b = blocks + eo * (in / 2) + 16 * g;
+        for (uint64_t i = i0; i < i1; ++i) {
+          const unsigned j = static_cast<unsigned>(i - 32 * g);
+          vals[i - i0] = e2m1[(b[j / 2] >> (4 * (j % 2))) & 0xF];
         }
+        ScaleByE8m0(vals, i1 - i0, scales[eo * (in / 32) + g]);
+        for (uint64_t i = i0; i < i1; ++i)
+          row0[(i - i0) * outs + o] = vals[i - i0];
       }
+      r += i1 - i0;
     }
     return absl::OkStatus();
   }
+  // A range of whole 32-row groups reads each block once.
+  uint64_t DequantizeRowGrain() const override { return 32; }
 };
 
 }  // namespace

@@ -171,23 +171,28 @@ class ModelOpt final : public Scheme {
   // NVFP4QTensor.dequantize: e2m1 * (float(scale) * t) in f32, with its
   // value table, which maps code 0x8 to +0.
   absl::Status Dequantize(const SafetensorsView& v, const FoundQuantized& q,
+                          uint64_t first_row,
                           absl::Span<float> out) const override {
+    if (absl::Status st = CheckRowRange(q, first_row, out.size()); !st.ok())
+      return st;
+    if (out.empty()) return absl::OkStatus();
     const uint8_t* e = v.Bytes(*v.Find(q.parts[0])).data();
     const uint8_t* s = v.Bytes(*v.Find(q.parts[1])).data();
     float t;
     std::memcpy(&t, v.Bytes(*v.Find(q.parts[2])).data(), 4);
-    const uint64_t rows = q.shape[0], cols = q.shape[1];
+    const uint64_t cols = q.shape[1];
+    const uint64_t end_row = first_row + out.size() / cols;
     // Code 0x8 is +0 whatever the scale (a NaN or negative one included).
     const float* e2m1 = E2m1Values();
     const float* e4m3 = E4m3Values();
     const auto value = [e2m1](unsigned code, float d) {
       return code == 0x8 ? 0.0f : e2m1[code] * d;
     };
-    for (uint64_t r = 0; r < rows; ++r) {
+    for (uint64_t r = first_row; r < end_row; ++r) {
       for (uint64_t k = 0; k < cols / 16; ++k) {
         const float d = e4m3[s[r * (cols / 16) + k]] * t;
         const uint8_t* b = e + (r * cols + 16 * k) / 2;
-        float* o = out.data() + r * cols + 16 * k;
+        float* o = out.data() + (r - first_row) * cols + 16 * k;
         for (size_t j = 0; j < 8; ++j) {
           o[2 * j] = value(b[j] & 0xFu, d);
           o[2 * j + 1] = value(b[j] >> 4, d);

@@ -116,6 +116,38 @@ const double* E8m0Pow2() {
   return t.data();
 }
 
+void ScaleByE8m0(float* o, size_t n, uint8_t c) {
+  if (c == 255) {
+    for (size_t j = 0; j < n; ++j) {
+      o[j] = static_cast<float>(static_cast<double>(o[j]) * E8m0Pow2()[255]);
+    }
+    return;
+  }
+  const float m = static_cast<float>(E8m0Pow2()[c]);
+  for (size_t j = 0; j < n; ++j) o[j] *= m;
+}
+
+uint64_t FoundRows(const FoundQuantized& q) {
+  uint64_t n = 1;
+  for (uint64_t d : q.shape) n *= d;
+  return n == 0 ? 0 : n / q.shape.back();
+}
+
+absl::Status CheckRowRange(const FoundQuantized& q, uint64_t first_row,
+                           size_t out_elements) {
+  const uint64_t cols = q.shape.empty() ? 0 : q.shape.back();
+  const uint64_t rows = FoundRows(q);
+  if (cols == 0 ? out_elements != 0
+                : out_elements % cols != 0 || first_row > rows ||
+                      out_elements / cols > rows - first_row) {
+    return absl::InternalError(
+        absl::StrFormat("dequantize '%s': %d elements from row %d are not "
+                        "whole rows of its %d x %d",
+                        q.name, out_elements, first_row, rows, cols));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace mxpack::internal
 
 namespace mxpack {

@@ -462,6 +462,58 @@ TEST(CheckpointTest, FailureMidwayLeavesNoOutput) {
   EXPECT_TRUE(fs::exists(t / "out/model.safetensors.index.json"));
 }
 
+// dequantize-model of a serving stack's checkpoint streams its shards
+// through the writer thread; a tensor that fails in a later shard (a global
+// scale of two elements for one matrix) fails the run, naming it, after the
+// first shard was written, and leaves no output.
+TEST(CheckpointTest, DequantizeFailureMidwayLeavesNoOutput) {
+  TempDir t;
+  MakeShardedModel(t / "in");
+  CheckpointOptions o;
+  o.max_shard_bytes = 12000;
+  absl::StatusOr<CheckpointReport> q =
+      QuantizeCheckpoint(t / "in", t / "out", o);
+  ASSERT_TRUE(q.ok()) << q.status();
+  ASSERT_GT(q->output_shards.size(), 2u);
+  // The last shard holding a global scale (not the first shard).
+  std::string last, broken;
+  std::vector<StTensorOut> tensors;
+  const float two[2] = {1.0f, 2.0f};
+  std::unique_ptr<Loaded> l;
+  for (size_t k = q->output_shards.size() - 1; k > 0 && broken.empty(); --k) {
+    last = t / ("out/" + q->output_shards[k]);
+    l = std::make_unique<Loaded>(Load(last));
+    tensors.clear();
+    for (const StTensorInfo& ti : l->view.tensors) {
+      tensors.push_back({ti.name, ti.dtype, ti.shape, l->view.Bytes(ti)});
+      if (broken.empty() && absl::EndsWith(ti.name, ".weight_global_scale")) {
+        broken = ti.name;
+        tensors.back().shape = {2};
+        tensors.back().data =
+            absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(two), 8);
+      }
+    }
+  }
+  ASSERT_FALSE(broken.empty());
+  ASSERT_TRUE(WriteSafetensors(last + ".new", tensors, l->view.metadata).ok());
+  l.reset();
+  fs::rename(last + ".new", last);
+  DequantizeModelOptions d;
+  d.threads = 2;
+  absl::StatusOr<CheckpointReport> r =
+      DequantizeCheckpoint(t / "out", t / "back", d);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("global scale has 2 elements"),
+            std::string::npos)
+      << r.status();
+  EXPECT_NE(r.status().message().find(broken), std::string::npos) << r.status();
+  std::set<std::string> left;
+  for (const auto& e : fs::directory_iterator(t.path())) {
+    left.insert(e.path().filename().string());
+  }
+  EXPECT_EQ(left, (std::set<std::string>{"in", "out"}));
+}
+
 // A write that fails on the writer thread (here: the staging directory
 // removed under it) fails the run, naming a file, and leaves no output.
 TEST(CheckpointTest, WriterFailureLeavesNoOutput) {

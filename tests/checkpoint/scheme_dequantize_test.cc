@@ -3,6 +3,7 @@
 // element with scalar::DecodeToF32 and std::ldexp, on tensors of random
 // bytes: every e2m1 and e4m3 code, NaN and negative e4m3 scales, E8M0 codes
 // 0 and 255, and global scales that make the divisor tiny or huge.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -82,7 +83,7 @@ void Check(const File& f, const std::string& format, uint64_t n, Want want,
   ASSERT_EQ(found[0].format, format) << what;
   const Scheme* s = *FindScheme(found[0].scheme);
   std::vector<float> got(n);
-  ASSERT_TRUE(s->Dequantize(f.view, found[0], absl::MakeSpan(got)).ok())
+  ASSERT_TRUE(s->Dequantize(f.view, found[0], 0, absl::MakeSpan(got)).ok())
       << what;
   for (uint64_t i = 0; i < n; ++i) {
     const float w = want(i);
@@ -96,6 +97,21 @@ void Check(const File& f, const std::string& format, uint64_t n, Want want,
              << absl::StrFormat(": element %d got %08x want %08x", i, gb, wb);
     }
   }
+  // The same bits from ranges of 1 to 7 rows, as the checkpoint driver's
+  // workers dequantize them (gpt-oss's ranges cross its 32-row groups).
+  const uint64_t cols = found[0].shape.back(), rows = n / cols;
+  std::vector<float> parts(n);
+  std::mt19937 rng(7);
+  for (uint64_t r = 0; r < rows;) {
+    const uint64_t k = std::min<uint64_t>(1 + rng() % 7, rows - r);
+    ASSERT_TRUE(s->Dequantize(f.view, found[0], r,
+                              absl::MakeSpan(parts.data() + r * cols, k * cols))
+                    .ok())
+        << what << ": rows " << r << " + " << k;
+    r += k;
+  }
+  EXPECT_EQ(std::memcmp(parts.data(), got.data(), 4 * n), 0)
+      << what << ": row ranges";
 }
 
 TEST(SchemeDequantize, CompressedTensorsNvfp4) {
@@ -192,6 +208,29 @@ TEST(SchemeDequantize, GptOssExperts) {
             scales[row * (in / 32) + i / 32]);
       },
       "gpt-oss mxfp4");
+}
+
+TEST(SchemeDequantize, RowRangesOutsideTheTensorAreRefused) {
+  std::mt19937 rng(5);
+  const uint64_t rows = 6, cols = 64;
+  File f;
+  AddRandomNvfp4(f, rng, rows, cols, "l.weight_packed", "l.weight_scale",
+                 "l.weight_global_scale", 1.0f);
+  const std::vector<FoundQuantized> found = FindQuantized(f.view);
+  ASSERT_EQ(found.size(), 1u);
+  const Scheme* s = *FindScheme(found[0].scheme);
+  std::vector<float> out(3 * cols);
+  const auto run = [&](uint64_t first_row, size_t n) {
+    return s->Dequantize(f.view, found[0], first_row,
+                         absl::MakeSpan(out.data(), n));
+  };
+  EXPECT_TRUE(run(4, 2 * cols).ok());
+  EXPECT_TRUE(run(6, 0).ok());          // an empty range at the end
+  EXPECT_FALSE(run(5, 2 * cols).ok());  // past the last row
+  EXPECT_FALSE(run(7, 0).ok());
+  EXPECT_FALSE(run(0, cols - 1).ok());  // not whole rows
+  const absl::Status st = run(0, cols + 3);
+  EXPECT_NE(st.message().find("not whole rows"), absl::string_view::npos) << st;
 }
 
 }  // namespace

@@ -210,6 +210,32 @@ TEST(SchemeDequantize, GptOssExperts) {
       "gpt-oss mxfp4");
 }
 
+// Every e4m3 value (which include every e2m1 value) under every E8M0 code:
+// ScaleByE8m0's f32 multiply (f64 for code 255) against ldexp in f64, bits
+// equal (NaN: a NaN of the same sign). Subnormal, overflowing and zero
+// products included.
+TEST(SchemeDequantize, ScaleByE8m0IsLdexpRoundedOnce) {
+  for (int c = 0; c < 256; ++c) {
+    float v[256];
+    for (int x = 0; x < 256; ++x)
+      v[x] = DecodeToF32(Format::kE4M3, static_cast<uint32_t>(x));
+    ScaleByE8m0(v, 256, static_cast<uint8_t>(c));
+    for (int x = 0; x < 256; ++x) {
+      const float w =
+          Pow2Times(DecodeToF32(Format::kE4M3, static_cast<uint32_t>(x)), c);
+      uint32_t gb, wb;
+      std::memcpy(&gb, &v[x], 4);
+      std::memcpy(&wb, &w, 4);
+      if (std::isnan(w)) {
+        ASSERT_TRUE(std::isnan(v[x]) && std::signbit(v[x]) == std::signbit(w))
+            << absl::StrFormat("code %d, e4m3 %02x", c, x);
+      } else {
+        ASSERT_EQ(gb, wb) << absl::StrFormat("code %d, e4m3 %02x", c, x);
+      }
+    }
+  }
+}
+
 TEST(SchemeDequantize, RowRangesOutsideTheTensorAreRefused) {
   std::mt19937 rng(5);
   const uint64_t rows = 6, cols = 64;

@@ -9,7 +9,8 @@
 // written to disk) against BM_MemcpyCheckpoint, a memcpy of the same tensor
 // bytes, and against BM_WriteCheckpointOutput, writing its output files
 // alone; BM_DequantizeCheckpoint (that export back to bf16 files) against
-// BM_MemcpyCheckpoint too. Every benchmark reports input bytes per second, so
+// BM_MemcpyCheckpoint and against BM_WriteDequantizedOutput, writing its
+// files alone. Every benchmark reports input bytes per second, so
 // the ratio of a pair's bytes/s is the figure to quote. BM_QuantizeStackBlocks
 // times the block quantizers behind the compressed-tensors and ModelOpt exports
 // alone (one thread, bf16 weights; bytes read + written, against BM_Memcpy).
@@ -387,18 +388,17 @@ void BM_DequantizeCheckpoint(benchmark::State& state) {
 }
 BENCHMARK(BM_DequantizeCheckpoint)->Apply(ExportFormats);
 
-// The disk's share of BM_QuantizeCheckpoint: the files one QuantizeCheckpoint
-// run of the same format writes (made once, untimed, held in memory), written
-// again per iteration as plain files of the same names and sizes into a fresh
-// directory, each by direct writes of whole 4 KiB blocks (buffered where the
-// file system refuses them), truncated to size, fsync and rename, then the
-// directory synced. Input bytes per second like BM_QuantizeCheckpoint, so the
-// ratio of the two is the export's speed against writing its output and
-// nothing else.
-void BM_WriteCheckpointOutput(benchmark::State& state) {
-  const CheckpointDir& c = BigCheckpointDir();
-  const std::string ref = c.dir + "/write-ref", out = c.dir + "/write-out";
-  if (!ExportOnce(state, c, ref)) return;
+// The disk's share of a checkpoint benchmark: the files of directory `ref`
+// (one run's output, made untimed; read into memory here and then removed),
+// written again per iteration as plain files of the same names and sizes into
+// a fresh directory, each by direct writes of whole 4 KiB blocks (buffered
+// where the file system refuses them), truncated to size, fsync and rename,
+// then the directory synced. Input bytes per second like the benchmark it
+// serves, so the ratio of the two is that run's speed against writing its
+// output and nothing else.
+void WriteFilesOf(benchmark::State& state, const CheckpointDir& c,
+                  const std::string& ref) {
+  const std::string out = c.dir + "/write-out";
   std::error_code ec;
   // Each file's bytes in a 4 KiB-aligned buffer rounded up to whole 4 KiB
   // blocks, for direct writes (as the export's writer does where the file
@@ -466,7 +466,35 @@ void BM_WriteCheckpointOutput(benchmark::State& state) {
   std::filesystem::remove_all(out, ec);
   SetCheckpointBytes(state, c);
 }
+
+// BM_QuantizeCheckpoint's disk baseline: the files of one export.
+void BM_WriteCheckpointOutput(benchmark::State& state) {
+  const CheckpointDir& c = BigCheckpointDir();
+  const std::string ref = c.dir + "/write-ref";
+  if (ExportOnce(state, c, ref)) WriteFilesOf(state, c, ref);
+}
 BENCHMARK(BM_WriteCheckpointOutput)->Apply(ExportFormats);
+
+// BM_DequantizeCheckpoint's disk baseline: the files of one dequantization
+// of that export back to bf16.
+void BM_WriteDequantizedOutput(benchmark::State& state) {
+  const CheckpointDir& c = BigCheckpointDir();
+  const std::string quantized = c.dir + "/dequantize-in",
+                    ref = c.dir + "/write-ref";
+  if (!ExportOnce(state, c, quantized)) return;
+  DequantizeModelOptions o;
+  o.threads = 2;
+  std::error_code ec;
+  std::filesystem::remove_all(ref, ec);
+  absl::StatusOr<CheckpointReport> r = DequantizeCheckpoint(quantized, ref, o);
+  std::filesystem::remove_all(quantized, ec);
+  if (!r.ok()) {
+    state.SkipWithError(std::string(r.status().message()).c_str());
+    return;
+  }
+  WriteFilesOf(state, c, ref);
+}
+BENCHMARK(BM_WriteDequantizedOutput)->Apply(ExportFormats);
 
 // range(0): working-set bytes (bf16 input + elements + scales); range(1): 1 =
 // the scalar reference.

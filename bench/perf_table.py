@@ -77,10 +77,11 @@ MODEL_BASELINES = {
 }
 
 
-# Second baselines: the export against writing its output files alone (the
-# same format's files, to the same disk, in the same run).
+# Second baselines: the checkpoint runs against writing their output files
+# alone (the same format's files, to the same disk, in the same run).
 DISK_BASELINES = {
     'BM_QuantizeCheckpoint': 'BM_WriteCheckpointOutput',
+    'BM_DequantizeCheckpoint': 'BM_WriteDequantizedOutput',
 }
 
 
@@ -188,10 +189,11 @@ def markdown(run, kernels, models, memcpy, model_memcpy, command, peers):
                 'compressed-tensors checkpoint on disk; `nvfp4:0` is MXFP4) and '
                 '`BM_DequantizeCheckpoint` (that checkpoint back to bf16 files) against '
                 f'`BM_MemcpyCheckpoint`. Floor {MODEL_FLOOR}x ({STATS_FLOOR}x with error '
-                'statistics). The checkpoint export writes its output with fsync; '
-                '"x disk write" reads it against `BM_WriteCheckpointOutput`, which '
-                'writes the same output files (direct writes, fsync, rename) to the same '
-                'disk and nothing else: 1.0 is the speed of the disk.', '',
+                'statistics). Both checkpoint runs write their output with fsync; '
+                '"x disk write" reads them against `BM_WriteCheckpointOutput` and '
+                '`BM_WriteDequantizedOutput`, which write the same output files (direct '
+                'writes, fsync, rename) to the same disk and nothing else: 1.0 is the '
+                'speed of the disk.', '',
                 '| benchmark | x memcpy | x disk write | |', '|---|---|---|---|']
         for kernel, r, w in models:
             mark = 'below floor' if r is not None and r < floor_of(kernel) else ''

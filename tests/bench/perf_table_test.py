@@ -47,7 +47,9 @@ RUN = {
         bench('BM_QuantizeCheckpoint/nvfp4:1/iterations:1/real_time', 4e9),
         bench('BM_WriteCheckpointOutput/nvfp4:0/iterations:1/real_time', 5e9),
         bench('BM_WriteCheckpointOutput/nvfp4:1/iterations:1/real_time', 5e9),
-        bench('BM_DequantizeCheckpoint/nvfp4:1/iterations:1/real_time', 8e9),
+        bench('BM_DequantizeCheckpoint/nvfp4:0/iterations:1/real_time', 8e9),
+        bench('BM_DequantizeCheckpoint/nvfp4:1/iterations:1/real_time', 2e9),
+        bench('BM_WriteDequantizedOutput/nvfp4:1/iterations:1/real_time', 4e9),
     ],
 }
 
@@ -85,12 +87,15 @@ class PerfTableTest(unittest.TestCase):
                          ['0.600', '1.200', 'below floor'])
         self.assertEqual(self.row('BM_QuantizeCheckpoint/nvfp4:1')[1:],
                          ['0.400', '0.800', 'below floor'])
-        # No disk baseline of its own: against memcpy only.
-        self.assertEqual(self.row('BM_DequantizeCheckpoint/nvfp4:1')[1:], ['0.800', '–', ''])
+        # Its own disk baseline, of the same format; none in the run: memcpy only.
+        self.assertEqual(self.row('BM_DequantizeCheckpoint/nvfp4:1')[1:],
+                         ['0.200', '0.500', 'below floor'])
+        self.assertEqual(self.row('BM_DequantizeCheckpoint/nvfp4:0')[1:], ['0.800', '–', ''])
 
     def test_baselines_are_not_rows(self):
         for name in ('BM_Memcpy', 'BM_MemcpyModel', 'BM_MemcpyCheckpoint',
-                     'BM_WriteCheckpointOutput/nvfp4:0', 'BM_WriteCheckpointOutput/nvfp4:1'):
+                     'BM_WriteCheckpointOutput/nvfp4:0', 'BM_WriteCheckpointOutput/nvfp4:1',
+                     'BM_WriteDequantizedOutput/nvfp4:1'):
             self.assertFalse([l for l in self.lines if l.startswith(f'| `{name}` |')], name)
 
 

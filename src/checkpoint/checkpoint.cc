@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -26,6 +27,7 @@
 #include "mxpack/model.h"
 #include "mxpack/scalar.h"
 #include "src/checkpoint/checkpoint_io.h"
+#include "src/checkpoint/record_dequantize.h"
 #include "src/checkpoint/scheme.h"
 #include "src/checkpoint/selection.h"
 #include "src/checkpoint/stack_blocks.h"
@@ -699,22 +701,30 @@ static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
   rep.input_shards = src->shards;
   rep.copied_files = src->other_files;
   std::map<std::string, std::string> weight_map;
-  // A serving stack's checkpoint streams as the export does: its file is
-  // opened with its header first (every output's dtype and size are known
-  // from the found tensors), each dequantized tensor goes to the writer
-  // thread as soon as the pool has computed it, from at most three reused
-  // buffers, each placed at its file offset modulo the direct-write block.
-  // mxpack records (DequantizeModel) are written a shard at a time.
+  // Each shard streams as the export does: its file is opened with its
+  // header first (every output's dtype and size are known from the found
+  // tensors or the mxpack records), each dequantized tensor goes to the
+  // writer thread as soon as the pool has computed it, from at most three
+  // reused buffers, each placed at its file offset modulo the direct-write
+  // block; copied tensors are written from the input mapping.
   constexpr size_t kBlock = OutputFile::kDirectAlign;
-  const Format to = options.to.value_or(Format::kBF16);
-  const StDtype to_dtype = to == Format::kF32   ? StDtype::kF32
-                           : to == Format::kF16 ? StDtype::kF16
-                                                : StDtype::kBF16;
-  std::optional<internal::ThreadPool> pool;
+  // Serving stacks' tensors: `to`, or bf16 (their dequantizers' output).
+  const Format stack_to = options.to.value_or(Format::kBF16);
+  const StDtype stack_dtype = stack_to == Format::kF32   ? StDtype::kF32
+                              : stack_to == Format::kF16 ? StDtype::kF16
+                                                         : StDtype::kBF16;
+  internal::ThreadPool pool(options.threads);
   internal::BufferRecycler recycler(3);
   // Destroyed first on an error return: it stops and removes its
   // uncommitted files before the recycler and the staged output go.
   internal::ShardWriter writer;
+  // One tensor of an output file: copied (`fill` empty: `tensor.data` holds
+  // its bytes) or computed into the bytes `fill` is given
+  // (`tensor.data.size()` of them).
+  struct Entry {
+    StTensorOut tensor;
+    std::function<absl::Status(absl::Span<uint8_t>)> fill;
+  };
   for (const std::string& shard : src->shards) {
     absl::StatusOr<OpenShard> s = Open(*src, shard);
     if (!s.ok()) return s.status();
@@ -722,112 +732,135 @@ static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
     const std::string path = file_out ? dir : dir + "/" + shard;
     rep.output_shards.push_back(out_shard);
     rep.in_bytes += s->view.data.size();
-    absl::StatusOr<std::vector<QuantizedTensorInfo>> records =
-        ListQuantizedTensors(s->view);
-    if (!records.ok()) return Prefix(src->ShardPath(shard), records.status());
-    if (!records->empty()) {
-      absl::StatusOr<ModelOutput> d = DequantizeModel(s->view, options);
-      if (!d.ok()) return Prefix(src->ShardPath(shard), d.status());
-      for (const TensorReport& tr : d->report.tensors) {
-        PlannedTensor pt;
-        pt.name = tr.name;
-        pt.shard = shard;
-        pt.dtype = tr.dtype;
-        pt.shape = tr.shape;
-        pt.bytes = tr.out_bytes;
-        pt.quantized = tr.quantized;
-        pt.reason = tr.quantized ? "mxpack" : "copied";
-        pt.out_shard = out_shard;
-        rep.tensors.push_back(pt);
-      }
-      for (const StTensorOut& t : d->tensors) {
-        weight_map[t.name] = out_shard;
-        rep.out_bytes += t.data.size();
-      }
-      if (absl::Status st = WriteSafetensors(path, d->tensors, d->metadata);
-          !st.ok()) {
-        return st;
-      }
-      continue;
-    }
-    const std::vector<internal::FoundQuantized> found =
-        internal::FindQuantized(s->view);
-    std::map<std::string, const internal::FoundQuantized*> first;
-    std::set<std::string> consumed;
-    for (const internal::FoundQuantized& q : found) {
-      first[q.parts[0]] = &q;
-      consumed.insert(q.parts.begin(), q.parts.end());
-    }
-    // The file's tensors in input order, each found tensor where its first
-    // part was (dequantized ones by size alone until their bytes exist),
-    // with the found tensor behind each entry (null: copied).
-    std::vector<StTensorOut> layout;
-    std::vector<const internal::FoundQuantized*> from;
-    std::vector<const internal::Scheme*> schemes;
-    size_t lease_bytes = 0;
-    for (const StTensorInfo& t : s->view.tensors) {
+    std::vector<Entry> entries;
+    std::map<std::string, std::string> metadata;
+    const auto report = [&](const StTensorOut& t, bool quantized,
+                            std::string reason) {
       PlannedTensor pt;
+      pt.name = t.name;
       pt.shard = shard;
       pt.out_shard = out_shard;
-      auto it = first.find(t.name);
-      if (it == first.end()) {
-        if (consumed.count(t.name)) continue;
-        layout.push_back({t.name, t.dtype, t.shape, s->view.Bytes(t)});
-        from.push_back(nullptr);
-        schemes.push_back(nullptr);
-        pt.name = t.name;
-        pt.dtype = t.dtype;
-        pt.shape = t.shape;
-        pt.bytes = t.num_bytes();
-        pt.reason = "copied";
-        rep.tensors.push_back(pt);
-        continue;
-      }
-      const internal::FoundQuantized& q = *it->second;
-      absl::StatusOr<const internal::Scheme*> scheme =
-          internal::FindScheme(q.scheme);
-      if (!scheme.ok()) return scheme.status();
-      uint64_t n = 1;
-      for (uint64_t d : q.shape) n *= d;
-      const size_t out_bytes = n * StDtypeSize(to_dtype);
-      layout.push_back({q.name, to_dtype, q.shape,
-                        absl::Span<const uint8_t>(nullptr, out_bytes)});
-      from.push_back(&q);
-      schemes.push_back(*scheme);
-      lease_bytes = std::max(lease_bytes, out_bytes + kBlock);
-      pt.name = q.name;
-      pt.dtype = to_dtype;
-      pt.shape = q.shape;
-      pt.bytes = out_bytes;
-      pt.quantized = true;
-      pt.reason = absl::StrCat(q.scheme, " ", q.format);
+      pt.dtype = t.dtype;
+      pt.shape = t.shape;
+      pt.bytes = t.data.size();
+      pt.quantized = quantized;
+      pt.reason = std::move(reason);
       rep.tensors.push_back(pt);
+    };
+    const auto sized = [](size_t n) {
+      return absl::Span<const uint8_t>(nullptr, n);
+    };
+    // mxpack records, or else the serving stacks' tensors.
+    absl::StatusOr<internal::RecordPlan> plan =
+        internal::PlanRecordDequantize(s->view, options.to);
+    if (!plan.ok()) return Prefix(src->ShardPath(shard), plan.status());
+    std::vector<internal::FoundQuantized> found;
+    if (!plan->jobs.empty()) {
+      for (const auto& [k, v] : s->view.metadata) {
+        if (!absl::StartsWith(k, "mxpack.")) metadata.emplace(k, v);
+      }
+      for (const StTensorInfo& t : s->view.tensors) {
+        auto it = plan->job_of_qdata.find(t.name);
+        if (it == plan->job_of_qdata.end()) {
+          if (plan->consumed.count(t.name)) continue;
+          entries.push_back(
+              {{t.name, t.dtype, t.shape, s->view.Bytes(t)}, nullptr});
+          report(entries.back().tensor, false, "copied");
+          continue;
+        }
+        const internal::RecordJob& job = plan->jobs[it->second];
+        // Rows in chunks of whole 128-row tiles, on the pool.
+        auto fill = [&job, &pool, &options](absl::Span<uint8_t> bytes) {
+          const size_t rows = job.view.shape.rows,
+                       step = internal::RecordChunkRows(job);
+          const size_t row_bytes = job.row_bytes();
+          std::vector<absl::Status> status((rows + step - 1) / step);
+          pool.ParallelFor(status.size(), [&](size_t c) {
+            const size_t r0 = c * step, r1 = std::min(rows, r0 + step);
+            status[c] = internal::DequantizeRecordRows(
+                job, r0, r1,
+                bytes.subspan(r0 * row_bytes, (r1 - r0) * row_bytes),
+                options.impl);
+          });
+          for (const absl::Status& st : status) {
+            if (!st.ok()) return st;
+          }
+          return absl::OkStatus();
+        };
+        entries.push_back({{job.info->name, job.dtype, job.info->tensor_shape,
+                            sized(job.out_bytes())},
+                           fill});
+        report(entries.back().tensor, true, "mxpack");
+      }
+    } else {
+      metadata = s->view.metadata;
+      found = internal::FindQuantized(s->view);
+      std::map<std::string, const internal::FoundQuantized*> first;
+      std::set<std::string> consumed;
+      for (const internal::FoundQuantized& q : found) {
+        first[q.parts[0]] = &q;
+        consumed.insert(q.parts.begin(), q.parts.end());
+      }
+      // Every tensor in input order, each found tensor where its first part
+      // was.
+      for (const StTensorInfo& t : s->view.tensors) {
+        auto it = first.find(t.name);
+        if (it == first.end()) {
+          if (consumed.count(t.name)) continue;
+          entries.push_back(
+              {{t.name, t.dtype, t.shape, s->view.Bytes(t)}, nullptr});
+          report(entries.back().tensor, false, "copied");
+          continue;
+        }
+        const internal::FoundQuantized& q = *it->second;
+        absl::StatusOr<const internal::Scheme*> scheme =
+            internal::FindScheme(q.scheme);
+        if (!scheme.ok()) return scheme.status();
+        uint64_t n = 1;
+        for (uint64_t d : q.shape) n *= d;
+        const internal::Scheme* sch = *scheme;
+        const SafetensorsView* view = &s->view;
+        auto fill = [sch, view, &q, stack_to, &pool,
+                     &options](absl::Span<uint8_t> bytes) {
+          return DequantizeFound(*sch, *view, q, stack_to, options.impl, pool,
+                                 bytes);
+        };
+        entries.push_back({{q.name, stack_dtype, q.shape,
+                            sized(n * StDtypeSize(stack_dtype))},
+                           fill});
+        report(entries.back().tensor, true,
+               absl::StrCat(q.scheme, " ", q.format));
+      }
+    }
+    std::vector<StTensorOut> layout;
+    size_t lease_bytes = 0;
+    for (const Entry& e : entries) {
+      layout.push_back(e.tensor);
+      weight_map[e.tensor.name] = out_shard;
+      rep.out_bytes += e.tensor.data.size();
+      if (e.fill)
+        lease_bytes = std::max(lease_bytes, e.tensor.data.size() + kBlock);
     }
     const std::vector<uint64_t> offsets =
         internal::SafetensorsDataOffsets(layout);
-    absl::StatusOr<std::string> header =
-        SafetensorsHeader(layout, s->view.metadata);
+    absl::StatusOr<std::string> header = SafetensorsHeader(layout, metadata);
     if (!header.ok()) return header.status();
     const uint64_t data_start = header->size();
     const size_t file = writer.Open(path, *std::move(header));
-    if (!found.empty() && !pool.has_value()) pool.emplace(options.threads);
-    for (size_t j = 0; j < layout.size(); ++j) {
-      weight_map[layout[j].name] = out_shard;
-      rep.out_bytes += layout[j].data.size();
-      if (from[j] == nullptr) {
-        writer.Write(file, offsets[j], layout[j].data, s->file);
+    for (size_t j = 0; j < entries.size(); ++j) {
+      const StTensorOut& t = entries[j].tensor;
+      if (!entries[j].fill) {
+        writer.Write(file, offsets[j], t.data, s->file);
         continue;
       }
-      const internal::FoundQuantized& q = *from[j];
       std::shared_ptr<uint8_t> buffer = recycler.Acquire(lease_bytes);
       const uintptr_t base = reinterpret_cast<uintptr_t>(buffer.get());
       const absl::Span<uint8_t> bytes(
           buffer.get() + (data_start + offsets[j] - base) % kBlock,
-          layout[j].data.size());
-      if (absl::Status st = DequantizeFound(*schemes[j], s->view, q, to,
-                                            options.impl, *pool, bytes);
-          !st.ok()) {
-        return Prefix(absl::StrCat("tensor '", q.name, "'"), st);
+          t.data.size());
+      if (absl::Status st = entries[j].fill(bytes); !st.ok()) {
+        return Prefix(src->ShardPath(shard),
+                      Prefix(absl::StrCat("tensor '", t.name, "'"), st));
       }
       writer.Write(file, offsets[j], bytes, std::move(buffer));
       if (absl::Status st = writer.status(); !st.ok()) return st;

@@ -22,6 +22,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
+#include "src/checkpoint/record_dequantize.h"
 #include "src/mx/nvfp4_tensor_amax.h"
 #include "src/util/fp_env.h"
 #include "src/util/huge_buffer.h"
@@ -427,6 +428,60 @@ absl::StatusOr<ModelOutput> QuantizeModel(const SafetensorsView& in,
       [&] { return QuantizeModelInDefaultEnv(in, options); });
 }
 
+namespace internal {
+
+absl::StatusOr<RecordPlan> PlanRecordDequantize(
+    const SafetensorsView& in, const std::optional<Format>& to) {
+  absl::StatusOr<std::vector<QuantizedTensorInfo>> list = ListQuantizedTensors(in);
+  if (!list.ok()) return list.status();
+  RecordPlan plan;
+  plan.records = *std::move(list);
+  for (const QuantizedTensorInfo& q : plan.records) {
+    if (in.Find(q.name) != nullptr) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "tensor '%s' is both quantized (metadata) and present as a tensor", q.name));
+    }
+    for (const std::string* n : {&q.qdata, &q.scales, &q.tscale}) {
+      if (n->empty()) continue;
+      if (!plan.consumed.insert(*n).second) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "tensor '%s' is claimed by two quantization records", *n));
+      }
+    }
+    RecordJob job;
+    job.info = &q;
+    absl::StatusOr<MxTensorView> v = QuantizedTensorView(in, q);
+    if (!v.ok()) return v.status();
+    job.view = *v;
+    if (to.has_value()) {
+      job.to = *to;
+      job.dtype = *to == Format::kF32    ? StDtype::kF32
+                  : *to == Format::kBF16 ? StDtype::kBF16
+                                         : StDtype::kF16;
+    } else {
+      job.dtype = q.dtype;
+      job.to = *StDtypeFormat(q.dtype);
+    }
+    plan.job_of_qdata[q.qdata] = plan.jobs.size();
+    plan.jobs.push_back(job);
+  }
+  return plan;
+}
+
+absl::Status DequantizeRecordRows(const RecordJob& job, size_t r0, size_t r1,
+                                  absl::Span<uint8_t> out, Impl impl) {
+  const MxTensorView& v = job.view;
+  return DequantizeMx(
+      ChunkView(v.shape, v.elements, v.scales, v.tensor_scale, r0, r1), job.to,
+      out, impl);
+}
+
+size_t RecordChunkRows(const RecordJob& job) {
+  return ChunkRows(job.row_bytes());
+}
+
+}  // namespace internal
+
 static absl::StatusOr<ModelOutput> DequantizeModelInDefaultEnv(
     const SafetensorsView& in, const DequantizeModelOptions& options) {
   const auto t0 = Clock::now();
@@ -435,84 +490,45 @@ static absl::StatusOr<ModelOutput> DequantizeModelInDefaultEnv(
     return absl::InvalidArgumentError(absl::StrFormat(
         "to: expected f32, bf16 or f16, got %s", FormatName(*options.to)));
   }
-  absl::StatusOr<std::vector<QuantizedTensorInfo>> list = ListQuantizedTensors(in);
-  if (!list.ok()) return list.status();
-
-  struct Job {
-    const QuantizedTensorInfo* info;
-    MxTensorView view;
-    StDtype dtype;
-    Format to;
-    absl::Span<uint8_t> out;  // in out.buffers
-    std::atomic<size_t> chunks_left{0};
-  };
+  absl::StatusOr<internal::RecordPlan> plan =
+      internal::PlanRecordDequantize(in, options.to);
+  if (!plan.ok()) return plan.status();
+  const std::vector<internal::RecordJob>& jobs = plan->jobs;
+  const std::set<std::string>& consumed = plan->consumed;
   ModelOutput out;
   ModelReport& rep = out.report;
   rep.operation = "dequantize";
   rep.in_bytes = in.data.size();
-  std::vector<std::unique_ptr<Job>> jobs;
-  std::map<std::string, size_t> job_of_qdata;
-  std::set<std::string> consumed;
-  for (const QuantizedTensorInfo& q : *list) {
-    if (in.Find(q.name) != nullptr) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "tensor '%s' is both quantized (metadata) and present as a tensor", q.name));
-    }
-    for (const std::string* n : {&q.qdata, &q.scales, &q.tscale}) {
-      if (n->empty()) continue;
-      if (!consumed.insert(*n).second) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "tensor '%s' is claimed by two quantization records", *n));
-      }
-    }
-    auto job = std::make_unique<Job>();
-    job->info = &q;
-    absl::StatusOr<MxTensorView> v = QuantizedTensorView(in, q);
-    if (!v.ok()) return v.status();
-    job->view = *v;
-    if (options.to.has_value()) {
-      job->to = *options.to;
-      job->dtype = *options.to == Format::kF32    ? StDtype::kF32
-                   : *options.to == Format::kBF16 ? StDtype::kBF16
-                                                  : StDtype::kF16;
-    } else {
-      job->dtype = q.dtype;
-      job->to = *StDtypeFormat(q.dtype);
-    }
-    job_of_qdata[q.qdata] = jobs.size();
-    jobs.push_back(std::move(job));
-  }
   // One uninitialized buffer for every output (DequantizeMx writes every
   // byte), each tensor 64-byte aligned in it: huge pages then cover all but
   // its two ends, where per-tensor buffers would leave up to 4 MiB per
   // tensor to 4 KiB pages.
   constexpr size_t kAlign = 64;
   size_t out_total = 0;
-  for (const auto& job : jobs) {
-    const MxShape& s = job->view.shape;
-    out_total += (s.rows * s.cols * StDtypeSize(job->dtype) + kAlign - 1) / kAlign * kAlign;
+  for (const internal::RecordJob& job : jobs) {
+    out_total += (job.out_bytes() + kAlign - 1) / kAlign * kAlign;
   }
   const absl::Span<uint8_t> all = NewBuffer(out, out_total, false);
+  std::vector<absl::Span<uint8_t>> job_out;
   size_t out_offset = 0;
-  for (const auto& job : jobs) {
-    const MxShape& s = job->view.shape;
-    const size_t n = s.rows * s.cols * StDtypeSize(job->dtype);
-    job->out = all.subspan(out_offset, n);
-    out_offset += (n + kAlign - 1) / kAlign * kAlign;
+  for (const internal::RecordJob& job : jobs) {
+    job_out.push_back(all.subspan(out_offset, job.out_bytes()));
+    out_offset += (job.out_bytes() + kAlign - 1) / kAlign * kAlign;
   }
 
   internal::ThreadPool pool(options.threads);
   rep.threads = pool.size();
   const auto tq = Clock::now();
   std::vector<Chunk> chunks;
+  std::vector<std::atomic<size_t>> chunks_left(jobs.size());
   uint64_t bytes_total = 0;
   for (size_t j = 0; j < jobs.size(); ++j) {
-    const MxShape& s = jobs[j]->view.shape;
+    const MxShape& s = jobs[j].view.shape;
     bytes_total += s.element_bytes() + s.scale_bytes();
-    const size_t step = ChunkRows(s.cols * StDtypeSize(jobs[j]->dtype));
+    const size_t step = internal::RecordChunkRows(jobs[j]);
     for (size_t r0 = 0; r0 < s.rows; r0 += step) {
       chunks.push_back({j, r0, std::min(s.rows, r0 + step)});
-      jobs[j]->chunks_left.fetch_add(1);
+      chunks_left[j].fetch_add(1);
     }
   }
   ProgressTracker progress(options.progress, in.tensors.size() - consumed.size() +
@@ -521,24 +537,23 @@ static absl::StatusOr<ModelOutput> DequantizeModelInDefaultEnv(
   std::vector<absl::Status> status(chunks.size());
   pool.ParallelFor(chunks.size(), [&](size_t c) {
     const Chunk& ch = chunks[c];
-    Job& job = *jobs[ch.job];
-    const MxTensorView& v = job.view;
-    const MxTensorView cv =
-        ChunkView(v.shape, v.elements, v.scales, v.tensor_scale, ch.r0, ch.r1);
-    const size_t row_bytes = v.shape.cols * StDtypeSize(job.dtype);
-    status[c] = DequantizeMx(
-        cv, job.to,
-        job.out.subspan(ch.r0 * row_bytes, (ch.r1 - ch.r0) * row_bytes),
+    const internal::RecordJob& job = jobs[ch.job];
+    const size_t row_bytes = job.row_bytes();
+    status[c] = internal::DequantizeRecordRows(
+        job, ch.r0, ch.r1,
+        job_out[ch.job].subspan(ch.r0 * row_bytes, (ch.r1 - ch.r0) * row_bytes),
         options.impl);
-    progress.Add(cv.elements.size() + cv.scales.size(),
-                 job.chunks_left.fetch_sub(1) == 1);
+    MxShape cs = job.view.shape;  // the chunk's (ChunkView)
+    cs.rows = ch.r1 - ch.r0;
+    progress.Add(cs.element_bytes() + cs.scale_bytes(),
+                 chunks_left[ch.job].fetch_sub(1) == 1);
   });
   for (size_t c = 0; c < chunks.size(); ++c) {
     if (!status[c].ok()) {
-      return absl::Status(status[c].code(),
-                          absl::StrFormat("tensor '%s': %s",
-                                          jobs[chunks[c].job]->info->name,
-                                          status[c].message()));
+      return absl::Status(
+          status[c].code(),
+          absl::StrFormat("tensor '%s': %s", jobs[chunks[c].job].info->name,
+                          status[c].message()));
     }
   }
   rep.seconds = Since(tq);
@@ -547,19 +562,19 @@ static absl::StatusOr<ModelOutput> DequantizeModelInDefaultEnv(
     if (!absl::StartsWith(k, "mxpack.")) out.metadata.emplace(k, v);
   }
   for (const StTensorInfo& t : in.tensors) {
-    auto it = job_of_qdata.find(t.name);
-    if (it != job_of_qdata.end()) {
-      const Job& job = *jobs[it->second];
+    auto it = plan->job_of_qdata.find(t.name);
+    if (it != plan->job_of_qdata.end()) {
+      const internal::RecordJob& job = jobs[it->second];
       const MxShape& s = job.view.shape;
       out.tensors.push_back({job.info->name, job.dtype, job.info->tensor_shape,
-                             job.out});
+                             job_out[it->second]});
       TensorReport tr;
       tr.name = job.info->name;
       tr.quantized = true;
       tr.dtype = job.dtype;
       tr.shape = job.info->tensor_shape;
       tr.in_bytes = s.element_bytes() + s.scale_bytes() + (job.info->tscale.empty() ? 0 : 4);
-      tr.out_bytes = job.out.size();
+      tr.out_bytes = job.out_bytes();
       rep.processed_bytes += tr.in_bytes;
       rep.out_bytes += tr.out_bytes;
       ++rep.quantized_tensors;

@@ -462,56 +462,73 @@ TEST(CheckpointTest, FailureMidwayLeavesNoOutput) {
   EXPECT_TRUE(fs::exists(t / "out/model.safetensors.index.json"));
 }
 
-// dequantize-model of a serving stack's checkpoint streams its shards
-// through the writer thread; a tensor that fails in a later shard (a global
-// scale of two elements for one matrix) fails the run, naming it, after the
-// first shard was written, and leaves no output.
+// dequantize-model streams its shards through the writer thread; a tensor
+// that fails in a later shard (compressed-tensors: a global scale of two
+// elements for one matrix; mxpack records: an NVFP4 scale byte with its sign
+// bit set) fails the run, naming the shard and the tensor, after the first
+// shard was written, and leaves no output.
 TEST(CheckpointTest, DequantizeFailureMidwayLeavesNoOutput) {
-  TempDir t;
-  MakeShardedModel(t / "in");
-  CheckpointOptions o;
-  o.max_shard_bytes = 12000;
-  absl::StatusOr<CheckpointReport> q =
-      QuantizeCheckpoint(t / "in", t / "out", o);
-  ASSERT_TRUE(q.ok()) << q.status();
-  ASSERT_GT(q->output_shards.size(), 2u);
-  // The last shard holding a global scale (not the first shard).
-  std::string last, broken;
-  std::vector<StTensorOut> tensors;
-  const float two[2] = {1.0f, 2.0f};
-  std::unique_ptr<Loaded> l;
-  for (size_t k = q->output_shards.size() - 1; k > 0 && broken.empty(); --k) {
-    last = t / ("out/" + q->output_shards[k]);
-    l = std::make_unique<Loaded>(Load(last));
-    tensors.clear();
-    for (const StTensorInfo& ti : l->view.tensors) {
-      tensors.push_back({ti.name, ti.dtype, ti.shape, l->view.Bytes(ti)});
-      if (broken.empty() && absl::EndsWith(ti.name, ".weight_global_scale")) {
-        broken = ti.name;
-        tensors.back().shape = {2};
-        tensors.back().data =
-            absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(two), 8);
+  for (const char* scheme : {"compressed-tensors", "mxpack"}) {
+    SCOPED_TRACE(scheme);
+    const bool records = std::string(scheme) == "mxpack";
+    TempDir t;
+    MakeShardedModel(t / "in");
+    CheckpointOptions o;
+    o.scheme = scheme;
+    o.format = MxFormat::kNvfp4;
+    o.max_shard_bytes = 12000;
+    absl::StatusOr<CheckpointReport> q =
+        QuantizeCheckpoint(t / "in", t / "out", o);
+    ASSERT_TRUE(q.ok()) << q.status();
+    ASSERT_GT(q->output_shards.size(), 2u);
+    // The last shard holding a tensor to break (not the first shard).
+    const char* suffix = records ? ".scales" : ".weight_global_scale";
+    std::string shard, broken;
+    std::vector<StTensorOut> tensors;
+    std::vector<uint8_t> bad;
+    std::unique_ptr<Loaded> l;
+    for (size_t k = q->output_shards.size() - 1; k > 0 && broken.empty(); --k) {
+      shard = q->output_shards[k];
+      l = std::make_unique<Loaded>(Load(t / ("out/" + shard)));
+      tensors.clear();
+      for (const StTensorInfo& ti : l->view.tensors) {
+        tensors.push_back({ti.name, ti.dtype, ti.shape, l->view.Bytes(ti)});
+        if (!broken.empty() || !absl::EndsWith(ti.name, suffix)) continue;
+        broken = ti.name.substr(0, ti.name.size() - std::strlen(suffix));
+        if (records) {
+          bad.assign(tensors.back().data.begin(), tensors.back().data.end());
+          bad[0] = 0xCF;
+        } else {
+          bad.assign(8, 0);
+          tensors.back().shape = {2};
+        }
+        tensors.back().data = bad;
       }
     }
+    ASSERT_FALSE(broken.empty());
+    const std::string path = t / ("out/" + shard);
+    ASSERT_TRUE(
+        WriteSafetensors(path + ".new", tensors, l->view.metadata).ok());
+    l.reset();
+    fs::rename(path + ".new", path);
+    DequantizeModelOptions d;
+    d.threads = 2;
+    absl::StatusOr<CheckpointReport> r =
+        DequantizeCheckpoint(t / "out", t / "back", d);
+    ASSERT_FALSE(r.ok());
+    const std::string msg(r.status().message());
+    EXPECT_NE(msg.find(records ? "the sign bit must be 0"
+                               : "global scale has 2 elements"),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find(shard + ": tensor '" + broken), std::string::npos)
+        << msg;
+    std::set<std::string> left;
+    for (const auto& e : fs::directory_iterator(t.path())) {
+      left.insert(e.path().filename().string());
+    }
+    EXPECT_EQ(left, (std::set<std::string>{"in", "out"}));
   }
-  ASSERT_FALSE(broken.empty());
-  ASSERT_TRUE(WriteSafetensors(last + ".new", tensors, l->view.metadata).ok());
-  l.reset();
-  fs::rename(last + ".new", last);
-  DequantizeModelOptions d;
-  d.threads = 2;
-  absl::StatusOr<CheckpointReport> r =
-      DequantizeCheckpoint(t / "out", t / "back", d);
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("global scale has 2 elements"),
-            std::string::npos)
-      << r.status();
-  EXPECT_NE(r.status().message().find(broken), std::string::npos) << r.status();
-  std::set<std::string> left;
-  for (const auto& e : fs::directory_iterator(t.path())) {
-    left.insert(e.path().filename().string());
-  }
-  EXPECT_EQ(left, (std::set<std::string>{"in", "out"}));
 }
 
 // A write that fails on the writer thread (here: the staging directory

@@ -105,6 +105,10 @@ struct DequantizeModelOptions {
   std::optional<Format> to;  // f32, bf16 or f16; unset: the original dtype
   size_t threads = 0;
   Impl impl = {};
+  // DequantizeModel: called after each chunk, serialized. DequantizeCheckpoint:
+  // after each output tensor, on the calling thread; bytes_total is the size
+  // of the input files, tensors_total counts the output tensors of the
+  // shards opened so far (one shard at a time).
   std::function<void(const ModelProgress&)> progress;
 };
 

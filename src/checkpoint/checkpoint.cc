@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -724,7 +725,17 @@ static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
   struct Entry {
     StTensorOut tensor;
     std::function<absl::Status(absl::Span<uint8_t>)> fill;
+    uint64_t in_bytes = 0;  // of its input tensors (progress)
   };
+  // Progress: input file bytes, and output tensors as each shard is laid out.
+  ModelProgress progress;
+  for (const std::string& shard : src->shards) {
+    std::error_code ec;
+    const uintmax_t size =
+        std::filesystem::file_size(src->ShardPath(shard), ec);
+    if (!ec) progress.bytes_total += size;
+  }
+  uint64_t files_done = 0;  // input bytes of the shards done
   for (const std::string& shard : src->shards) {
     absl::StatusOr<OpenShard> s = Open(*src, shard);
     if (!s.ok()) return s.status();
@@ -763,8 +774,9 @@ static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
         auto it = plan->job_of_qdata.find(t.name);
         if (it == plan->job_of_qdata.end()) {
           if (plan->consumed.count(t.name)) continue;
-          entries.push_back(
-              {{t.name, t.dtype, t.shape, s->view.Bytes(t)}, nullptr});
+          entries.push_back({{t.name, t.dtype, t.shape, s->view.Bytes(t)},
+                             nullptr,
+                             t.num_bytes()});
           report(entries.back().tensor, false, "copied");
           continue;
         }
@@ -790,6 +802,12 @@ static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
         entries.push_back({{job.info->name, job.dtype, job.info->tensor_shape,
                             sized(job.out_bytes())},
                            fill});
+        for (const std::string* n :
+             {&job.info->qdata, &job.info->scales, &job.info->tscale}) {
+          if (const StTensorInfo* part = s->view.Find(*n); part != nullptr) {
+            entries.back().in_bytes += part->num_bytes();
+          }
+        }
         report(entries.back().tensor, true, "mxpack");
       }
     } else {
@@ -807,8 +825,9 @@ static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
         auto it = first.find(t.name);
         if (it == first.end()) {
           if (consumed.count(t.name)) continue;
-          entries.push_back(
-              {{t.name, t.dtype, t.shape, s->view.Bytes(t)}, nullptr});
+          entries.push_back({{t.name, t.dtype, t.shape, s->view.Bytes(t)},
+                             nullptr,
+                             t.num_bytes()});
           report(entries.back().tensor, false, "copied");
           continue;
         }
@@ -828,6 +847,9 @@ static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
         entries.push_back({{q.name, stack_dtype, q.shape,
                             sized(n * StDtypeSize(stack_dtype))},
                            fill});
+        for (const std::string& part : q.parts) {
+          entries.back().in_bytes += s->view.Find(part)->num_bytes();
+        }
         report(entries.back().tensor, true,
                absl::StrCat(q.scheme, " ", q.format));
       }
@@ -847,10 +869,22 @@ static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
     if (!header.ok()) return header.status();
     const uint64_t data_start = header->size();
     const size_t file = writer.Open(path, *std::move(header));
+    progress.tensors_total += entries.size();
+    const auto report_progress = [&](size_t j) {
+      if (!options.progress) return;
+      progress.tensors_done += 1;
+      // A shard's last tensor completes its file (header and padding too).
+      progress.bytes_done = j + 1 == entries.size()
+                                ? files_done + s->file->bytes().size()
+                                : progress.bytes_done + entries[j].in_bytes;
+      progress.seconds = Since(t0);
+      options.progress(progress);
+    };
     for (size_t j = 0; j < entries.size(); ++j) {
       const StTensorOut& t = entries[j].tensor;
       if (!entries[j].fill) {
         writer.Write(file, offsets[j], t.data, s->file);
+        report_progress(j);
         continue;
       }
       std::shared_ptr<uint8_t> buffer = recycler.Acquire(lease_bytes);
@@ -864,7 +898,9 @@ static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
       }
       writer.Write(file, offsets[j], bytes, std::move(buffer));
       if (absl::Status st = writer.status(); !st.ok()) return st;
+      report_progress(j);
     }
+    files_done += s->file->bytes().size();
     writer.Commit(file);
     // The mapping stays alive in the writes that still need it.
     writer.Release(std::move(s->file));

@@ -531,6 +531,41 @@ TEST(CheckpointTest, DequantizeFailureMidwayLeavesNoOutput) {
   }
 }
 
+// DequantizeCheckpoint's progress: one call per output tensor, counts that
+// only grow, and at the end every tensor and every input byte, for both
+// kinds of shards (mxpack records, compressed-tensors).
+TEST(CheckpointTest, DequantizeReportsProgressPerTensor) {
+  for (const char* scheme : {"compressed-tensors", "mxpack"}) {
+    SCOPED_TRACE(scheme);
+    TempDir t;
+    MakeShardedModel(t / "in");
+    CheckpointOptions o;
+    o.scheme = scheme;
+    o.max_shard_bytes = 12000;
+    ASSERT_TRUE(QuantizeCheckpoint(t / "in", t / "out", o).ok());
+    uint64_t in_files = 0;
+    for (const auto& e : fs::directory_iterator(t / "out")) {
+      if (e.path().extension() == ".safetensors")
+        in_files += fs::file_size(e.path());
+    }
+    std::vector<ModelProgress> calls;
+    DequantizeModelOptions d;
+    d.progress = [&](const ModelProgress& p) { calls.push_back(p); };
+    absl::StatusOr<CheckpointReport> r =
+        DequantizeCheckpoint(t / "out", t / "back", d);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(calls.size(), r->tensors.size());
+    for (size_t i = 0; i < calls.size(); ++i) {
+      EXPECT_EQ(calls[i].tensors_done, i + 1);
+      EXPECT_LE(calls[i].tensors_done, calls[i].tensors_total);
+      EXPECT_EQ(calls[i].bytes_total, in_files);
+      if (i > 0) EXPECT_GT(calls[i].bytes_done, calls[i - 1].bytes_done);
+    }
+    EXPECT_EQ(calls.back().tensors_total, r->tensors.size());
+    EXPECT_EQ(calls.back().bytes_done, in_files);
+  }
+}
+
 // A write that fails on the writer thread (here: the staging directory
 // removed under it) fails the run, naming a file, and leaves no output.
 TEST(CheckpointTest, WriterFailureLeavesNoOutput) {

@@ -357,7 +357,10 @@ absl::Status DequantizeFound(const internal::Scheme& scheme,
   const bool in_place =
       to == Format::kF32 &&
       reinterpret_cast<uintptr_t>(out.data()) % alignof(float) == 0;
-  std::vector<std::vector<float>> scratch(workers);
+  // (Allocated here: pool workers must not throw.)
+  std::vector<std::vector<float>> scratch(
+      in_place ? 0 : workers, std::vector<float>(static_cast<size_t>(
+                                  std::min(chunk_rows, rows) * cols)));
   std::vector<absl::Status> status(workers);
   std::atomic<size_t> next{0};
   constexpr EncodePolicy kRnNoSat = {Rounding::kRN, Saturation::kNoSat, false,
@@ -372,7 +375,6 @@ absl::Status DequantizeFound(const internal::Scheme& scheme,
       if (in_place) {
         f = reinterpret_cast<float*>(dst);
       } else {
-        if (scratch[w].size() < m) scratch[w].resize(m);
         f = scratch[w].data();
       }
       absl::Status st = scheme.Dequantize(view, q, r0, absl::MakeSpan(f, m));

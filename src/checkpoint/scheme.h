@@ -57,6 +57,14 @@ struct FoundQuantized {
   std::vector<uint64_t> shape;      // dequantized shape
   StDtype dtype = StDtype::kBF16;   // dequantized dtype by default
   std::vector<std::string> parts;   // consumed tensor names
+  // The parts' entries in the view Find was given (same order), so that
+  // Dequantize, called once per row range, does not search for them again.
+  std::vector<const StTensorInfo*> part_info;
+
+  // Part i of view `v`: part_info[i] where Find set it, else found by name.
+  const StTensorInfo* Part(const SafetensorsView& v, size_t i) const {
+    return i < part_info.size() ? part_info[i] : v.Find(parts[i]);
+  }
 };
 
 class Scheme {

@@ -203,9 +203,11 @@ std::vector<FoundQuantized> CompressedTensors::Find(const SafetensorsView& v) co
           sc->shape.back() * 16 == cols) {
         q.format = "nvfp4";
         q.parts = {t.name, sc->name, gs->name};
+        q.part_info = {&t, sc, gs};
       } else if (Is(sc, StDtype::kU8) && sc->shape.back() * 32 == cols) {
         q.format = "mxfp4";
         q.parts = {t.name, sc->name};
+        q.part_info = {&t, sc};
       } else {
         continue;
       }
@@ -219,6 +221,7 @@ std::vector<FoundQuantized> CompressedTensors::Find(const SafetensorsView& v) co
       q.format = "mxfp8";
       q.shape = t.shape;
       q.parts = {t.name, sc->name};
+      q.part_info = {&t, sc};
     } else {
       continue;
     }
@@ -235,8 +238,8 @@ absl::Status CompressedTensors::Dequantize(const SafetensorsView& v,
   if (absl::Status st = CheckRowRange(q, first_row, out.size()); !st.ok())
     return st;
   if (out.empty()) return absl::OkStatus();
-  const StTensorInfo* el = v.Find(q.parts[0]);
-  const StTensorInfo* sc = v.Find(q.parts[1]);
+  const StTensorInfo* el = q.Part(v, 0);
+  const StTensorInfo* sc = q.Part(v, 1);
   const uint64_t cols = q.shape.back();
   const uint64_t rows = FoundRows(q);
   const uint64_t end_row = first_row + out.size() / cols;
@@ -245,7 +248,7 @@ absl::Status CompressedTensors::Dequantize(const SafetensorsView& v,
   const uint8_t* s = v.Bytes(*sc).data();
   const float* e2m1 = E2m1Values();
   if (q.format == "nvfp4") {
-    const StTensorInfo* gt = v.Find(q.parts[2]);
+    const StTensorInfo* gt = q.Part(v, 2);
     const uint64_t experts = gt->num_elements();
     if (experts == 0 || rows % experts != 0 ||
         (experts > 1 && experts * rows_per_expert != rows)) {

@@ -114,6 +114,7 @@ class GptOss final : public Scheme {
       q.format = "mxfp4";
       q.shape = {t.shape[0], t.shape[2] * 32, t.shape[1]};  // [E, in, out]
       q.parts = {t.name, sc->name};
+      q.part_info = {&t, sc};
       found.push_back(std::move(q));
     }
     return found;
@@ -127,8 +128,8 @@ class GptOss final : public Scheme {
     if (absl::Status st = CheckRowRange(q, first_row, out.size()); !st.ok())
       return st;
     if (out.empty()) return absl::OkStatus();
-    const uint8_t* blocks = v.Bytes(*v.Find(q.parts[0])).data();
-    const uint8_t* scales = v.Bytes(*v.Find(q.parts[1])).data();
+    const uint8_t* blocks = v.Bytes(*q.Part(v, 0)).data();
+    const uint8_t* scales = v.Bytes(*q.Part(v, 1)).data();
     const uint64_t in = q.shape[1], outs = q.shape[2];
     const uint64_t end_row = first_row + out.size() / outs;
     const float* e2m1 = E2m1Values();

@@ -163,6 +163,7 @@ class ModelOpt final : public Scheme {
       q.format = "nvfp4";
       q.shape = {t.shape[0], t.shape[1] * 2};
       q.parts = {t.name, sc->name, s2->name};
+      q.part_info = {&t, sc, s2};
       found.push_back(std::move(q));
     }
     return found;
@@ -176,10 +177,10 @@ class ModelOpt final : public Scheme {
     if (absl::Status st = CheckRowRange(q, first_row, out.size()); !st.ok())
       return st;
     if (out.empty()) return absl::OkStatus();
-    const uint8_t* e = v.Bytes(*v.Find(q.parts[0])).data();
-    const uint8_t* s = v.Bytes(*v.Find(q.parts[1])).data();
+    const uint8_t* e = v.Bytes(*q.Part(v, 0)).data();
+    const uint8_t* s = v.Bytes(*q.Part(v, 1)).data();
     float t;
-    std::memcpy(&t, v.Bytes(*v.Find(q.parts[2])).data(), 4);
+    std::memcpy(&t, v.Bytes(*q.Part(v, 2)).data(), 4);
     const uint64_t cols = q.shape[1];
     const uint64_t end_row = first_row + out.size() / cols;
     // Code 0x8 is +0 whatever the scale (a NaN or negative one included).

@@ -559,7 +559,9 @@ TEST(CheckpointTest, DequantizeReportsProgressPerTensor) {
       EXPECT_EQ(calls[i].tensors_done, i + 1);
       EXPECT_LE(calls[i].tensors_done, calls[i].tensors_total);
       EXPECT_EQ(calls[i].bytes_total, in_files);
-      if (i > 0) EXPECT_GT(calls[i].bytes_done, calls[i - 1].bytes_done);
+      if (i > 0) {
+        EXPECT_GT(calls[i].bytes_done, calls[i - 1].bytes_done);
+      }
     }
     EXPECT_EQ(calls.back().tensors_total, r->tensors.size());
     EXPECT_EQ(calls.back().bytes_done, in_files);

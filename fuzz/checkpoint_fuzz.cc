@@ -2,13 +2,15 @@
 //   0: model.safetensors.index.json text (ParseShardIndex): errors are fine,
 //      crashes are not; every accepted shard name is a plain file name.
 //   1: a safetensors file: every serving scheme's recognizer (FindQuantized)
-//      and dequantizer run on it without crashing or reading out of bounds.
+//      and dequantizer run on it without crashing or reading out of bounds,
+//      and a tensor dequantized in two row ranges equals it dequantized whole.
 //   2: config.json text (RewriteConfigJson, with a scheme's
 //      quantization_config or none, picked by the next byte): accepted iff
 //      it is a JSON object; the output parses to the input with only
 //      "quantization_config" replaced or removed.
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -66,13 +68,31 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // vector of that size per input would dominate the run.
   constexpr uint64_t kMaxElements = uint64_t{1} << 24;  // bounded memory
   static std::vector<float>* const buffer = new std::vector<float>(kMaxElements);
+  static std::vector<float>* const split_buffer =
+      new std::vector<float>(kMaxElements);
   for (const internal::FoundQuantized& q : internal::FindQuantized(*v)) {
     uint64_t n = 1;
     for (uint64_t d : q.shape) n = d != 0 && n > kMaxElements / d ? kMaxElements + 1 : n * d;
     if (n > kMaxElements) continue;
     absl::StatusOr<const internal::Scheme*> s = internal::FindScheme(q.scheme);
     if (!s.ok()) std::abort();
-    (void)(*s)->Dequantize(*v, q, 0, absl::MakeSpan(buffer->data(), n));
+    if (!(*s)->Dequantize(*v, q, 0, absl::MakeSpan(buffer->data(), n)).ok())
+      continue;
+    // Differential: the same bits from two row ranges split at a row picked
+    // by the input, as the checkpoint driver's workers dequantize them.
+    const uint64_t rows = internal::FoundRows(q),
+                   cols = rows == 0 ? 0 : n / rows;
+    const uint64_t split =
+        rows == 0 ? 0 : (size * 2654435761u + q.name.size()) % (rows + 1);
+    float* parts = split_buffer->data();
+    if (!(*s)->Dequantize(*v, q, 0, absl::MakeSpan(parts, split * cols)).ok() ||
+        !(*s)->Dequantize(
+                 *v, q, split,
+                 absl::MakeSpan(parts + split * cols, n - split * cols))
+             .ok() ||
+        std::memcmp(parts, buffer->data(), n * sizeof(float)) != 0) {
+      std::abort();
+    }
   }
   return 0;
 }

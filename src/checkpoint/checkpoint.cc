@@ -51,6 +51,18 @@ double Since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// A tensor's place in a layout before its bytes exist: its size alone
+// (SafetensorsHeader and SafetensorsDataOffsets read nothing else).
+absl::Span<const uint8_t> SizeOnly(uint64_t n) { return {nullptr, n}; }
+
+// The bytes to skip from `p` so that the next byte sits at file position
+// `file_pos` modulo the direct-write block (OutputFile::EnableDirectWrites):
+// the writer then sends the whole blocks of what is placed there straight to
+// the device.
+size_t DirectWriteSkip(const uint8_t* p, uint64_t file_pos) {
+  return (file_pos - reinterpret_cast<uintptr_t>(p)) % OutputFile::kDirectAlign;
+}
+
 absl::Status Prefix(const std::string& what, const absl::Status& s) {
   return absl::Status(s.code(), absl::StrCat(what, ": ", s.message()));
 }
@@ -524,15 +536,14 @@ static absl::StatusOr<CheckpointReport> QuantizeCheckpointInDefaultEnv(
     // The shard's tensors in order (quantized ones by size alone until
     // their bytes exist) and where each starts in the data section.
     std::vector<StTensorOut> layout;
-    auto sized = [](uint64_t n) { return absl::Span<const uint8_t>(nullptr, n); };
     for (size_t i = first; i < p.out_end[k]; ++i) {
       const PlannedTensor& t = p.tensors[i];
       if (!t.quantized) {
-        layout.push_back({t.name, t.dtype, t.shape, sized(t.bytes)});
+        layout.push_back({t.name, t.dtype, t.shape, SizeOnly(t.bytes)});
         continue;
       }
       for (const PlannedOutput& po : t.outputs) {
-        layout.push_back({po.name, po.dtype, po.shape, sized(po.bytes)});
+        layout.push_back({po.name, po.dtype, po.shape, SizeOnly(po.bytes)});
       }
     }
     const std::vector<uint64_t> offsets = internal::SafetensorsDataOffsets(layout);
@@ -606,10 +617,9 @@ static absl::StatusOr<CheckpointReport> QuantizeCheckpointInDefaultEnv(
         size_t at = 0;
         for (size_t o = 0; o < t.outputs.size(); ++o) {
           const PlannedOutput& po = t.outputs[o];
-          if (stream) {
-            const uintptr_t here = reinterpret_cast<uintptr_t>(buffer.get()) + at;
-            at += (data_start + offsets[j + o] - here) % kBlock;
-          }
+          if (stream)
+            at +=
+                DirectWriteSkip(buffer.get() + at, data_start + offsets[j + o]);
           outs.emplace_back(buffer.get() + at, po.bytes);
           at += PaddedBytes(po);
         }
@@ -713,9 +723,7 @@ static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
   constexpr size_t kBlock = OutputFile::kDirectAlign;
   // Serving stacks' tensors: `to`, or bf16 (their dequantizers' output).
   const Format stack_to = options.to.value_or(Format::kBF16);
-  const StDtype stack_dtype = stack_to == Format::kF32   ? StDtype::kF32
-                              : stack_to == Format::kF16 ? StDtype::kF16
-                                                         : StDtype::kBF16;
+  const StDtype stack_dtype = internal::DequantizedDtype(stack_to);
   internal::ThreadPool pool(options.threads);
   internal::BufferRecycler recycler(3);
   // Destroyed first on an error return: it stops and removes its
@@ -760,9 +768,6 @@ static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
       pt.reason = std::move(reason);
       rep.tensors.push_back(pt);
     };
-    const auto sized = [](size_t n) {
-      return absl::Span<const uint8_t>(nullptr, n);
-    };
     // mxpack records, or else the serving stacks' tensors.
     absl::StatusOr<internal::RecordPlan> plan =
         internal::PlanRecordDequantize(s->view, options.to);
@@ -802,7 +807,7 @@ static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
           return absl::OkStatus();
         };
         entries.push_back({{job.info->name, job.dtype, job.info->tensor_shape,
-                            sized(job.out_bytes())},
+                            SizeOnly(job.out_bytes())},
                            fill});
         for (const std::string* n :
              {&job.info->qdata, &job.info->scales, &job.info->tscale}) {
@@ -847,7 +852,7 @@ static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
                                  bytes);
         };
         entries.push_back({{q.name, stack_dtype, q.shape,
-                            sized(n * StDtypeSize(stack_dtype))},
+                            SizeOnly(n * StDtypeSize(stack_dtype))},
                            fill});
         for (const std::string& part : q.parts) {
           entries.back().in_bytes += s->view.Find(part)->num_bytes();
@@ -890,9 +895,8 @@ static absl::StatusOr<CheckpointReport> DequantizeCheckpointInDefaultEnv(
         continue;
       }
       std::shared_ptr<uint8_t> buffer = recycler.Acquire(lease_bytes);
-      const uintptr_t base = reinterpret_cast<uintptr_t>(buffer.get());
       const absl::Span<uint8_t> bytes(
-          buffer.get() + (data_start + offsets[j] - base) % kBlock,
+          buffer.get() + DirectWriteSkip(buffer.get(), data_start + offsets[j]),
           t.data.size());
       if (absl::Status st = entries[j].fill(bytes); !st.ok()) {
         return Prefix(src->ShardPath(shard),

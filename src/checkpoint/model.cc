@@ -455,9 +455,7 @@ absl::StatusOr<RecordPlan> PlanRecordDequantize(
     job.view = *v;
     if (to.has_value()) {
       job.to = *to;
-      job.dtype = *to == Format::kF32    ? StDtype::kF32
-                  : *to == Format::kBF16 ? StDtype::kBF16
-                                         : StDtype::kF16;
+      job.dtype = DequantizedDtype(*to);
     } else {
       job.dtype = q.dtype;
       job.to = *StDtypeFormat(q.dtype);

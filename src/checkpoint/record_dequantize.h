@@ -23,6 +23,14 @@
 
 namespace mxpack::internal {
 
+// The dtype of dequantized output in `to` (f32, bf16 or f16; the callers
+// check it).
+inline StDtype DequantizedDtype(Format to) {
+  return to == Format::kF32   ? StDtype::kF32
+         : to == Format::kF16 ? StDtype::kF16
+                              : StDtype::kBF16;
+}
+
 // One record to dequantize.
 struct RecordJob {
   const QuantizedTensorInfo* info = nullptr;  // in RecordPlan::records
